@@ -1,0 +1,270 @@
+//! Document checks: YAML (multi-document) or JSON artifacts queried with jq syntax through jaq.
+//! A query runs on each document of a file and its results are concatenated, as `yq` does.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Check, Env, Failure, read_text};
+use crate::model::Lang;
+
+/// The JSON type a query result should have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JsonType {
+    String,
+    Number,
+    Array,
+    Object,
+    Boolean,
+    Null,
+}
+
+impl JsonType {
+    /// Parses an English or Japanese type name.
+    pub fn parse(s: &str) -> Option<JsonType> {
+        Some(match s {
+            "string" | "文字列" => JsonType::String,
+            "number" | "数値" => JsonType::Number,
+            "array" | "配列" => JsonType::Array,
+            "object" | "オブジェクト" => JsonType::Object,
+            "boolean" | "真偽値" => JsonType::Boolean,
+            "null" => JsonType::Null,
+            _ => return None,
+        })
+    }
+
+    fn of(v: &Value) -> JsonType {
+        match v {
+            Value::String(_) => JsonType::String,
+            Value::Number(_) => JsonType::Number,
+            Value::Array(_) => JsonType::Array,
+            Value::Object(_) => JsonType::Object,
+            Value::Bool(_) => JsonType::Boolean,
+            Value::Null => JsonType::Null,
+        }
+    }
+
+    fn name(self, lang: Lang) -> &'static str {
+        match self {
+            JsonType::String => lang.pick("string", "文字列"),
+            JsonType::Number => lang.pick("number", "数値"),
+            JsonType::Array => lang.pick("array", "配列"),
+            JsonType::Object => lang.pick("object", "オブジェクト"),
+            JsonType::Boolean => lang.pick("boolean", "真偽値"),
+            JsonType::Null => "null",
+        }
+    }
+}
+
+/// A parsed artifact: its documents.
+pub struct Document;
+
+impl Document {
+    /// Parses `text` as JSON when the path says `.json`, else as YAML with any number of
+    /// documents. Errors carry the parser's line and column.
+    pub fn parse(path: &Path, text: &str) -> Result<Vec<Value>, String> {
+        let is_json = path.extension().is_some_and(|e| e == "json");
+        if is_json {
+            return serde_json::from_str::<Value>(text)
+                .map(|v| vec![v])
+                .map_err(|e| format!("invalid JSON at line {}, column {}: {e}", e.line(), e.column()));
+        }
+        let docs: Vec<Value> = serde_saphyr::from_multiple(text).map_err(|e| format!("invalid YAML: {e}"))?;
+        Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+    }
+}
+
+/// Runs a jq query on each document and concatenates the results.
+pub fn query(docs: &[Value], code: &str) -> Result<Vec<Value>, String> {
+    use jaq_core::load::{Arena, File, Loader};
+    use jaq_core::{Compiler, Ctx, Vars, data, unwrap_valr};
+    use jaq_json::Val;
+
+    let defs = jaq_core::defs().chain(jaq_std::defs()).chain(jaq_json::defs());
+    let funs = jaq_core::funs().chain(jaq_std::funs()).chain(jaq_json::funs());
+    let loader = Loader::new(defs);
+    let arena = Arena::default();
+    let modules = loader
+        .load(&arena, File { code, path: () })
+        .map_err(|errs| format!("invalid jq query {code:?}: {}", describe_load_errors(&errs)))?;
+    let filter = Compiler::default()
+        .with_funs(funs)
+        .compile(modules)
+        .map_err(|errs| format!("invalid jq query {code:?}: {} undefined name(s)", errs.len()))?;
+    let mut out = Vec::new();
+    for doc in docs {
+        let input = Val::deserialize(doc).map_err(|e| e.to_string())?;
+        let ctx = Ctx::<data::JustLut<Val>>::new(&filter.lut, Vars::new([]));
+        for v in filter.id.run((ctx, input)).map(unwrap_valr) {
+            let v = v.map_err(|e| format!("jq query {code:?} failed: {e}"))?;
+            let json = serde_json::from_str(&v.to_string()).unwrap_or(Value::String(v.to_string()));
+            out.push(json);
+        }
+    }
+    Ok(out)
+}
+
+fn describe_load_errors<E: std::fmt::Debug>(errs: &E) -> String {
+    let s = format!("{errs:?}");
+    s.chars().take(200).collect()
+}
+
+fn load(env: &Env<'_>, path: &Path, lang: Lang) -> Result<Vec<Value>, Failure> {
+    let text = read_text(env, path, lang)?;
+    Document::parse(path, &text).map_err(|e| {
+        Failure::new(
+            format!("{} {}", lang.pick("a well-formed document", "正しい形式のドキュメント"), path.display()),
+            e,
+        )
+    })
+}
+
+fn run(env: &Env<'_>, path: &Path, code: &str, lang: Lang) -> Result<Vec<Value>, Failure> {
+    let docs = load(env, path, lang)?;
+    query(&docs, code).map_err(|e| Failure::new(lang.pick("a query that runs", "実行できるクエリ"), e))
+}
+
+/// One result, or a failure saying how many there were.
+fn single(results: Vec<Value>, path: &Path, code: &str, lang: Lang) -> Result<Value, Failure> {
+    let n = results.len();
+    let mut it = results.into_iter();
+    match (it.next(), it.next()) {
+        (Some(v), None) => Ok(v),
+        _ => Err(Failure::new(
+            format!("{} {code} {} {}", lang.pick("one result of", "クエリ"), lang.pick("on", "の結果が1つ:"), path.display()),
+            match lang {
+                Lang::En => format!("{n} results"),
+                Lang::Ja => format!("結果が {n} 個"),
+            },
+        )),
+    }
+}
+
+/// The results as a list: a single array result stands for its elements.
+fn flatten(results: Vec<Value>) -> Vec<Value> {
+    match <[Value; 1]>::try_from(results) {
+        Ok([Value::Array(items)]) => items,
+        Ok([v]) => vec![v],
+        Err(results) => results,
+    }
+}
+
+fn show(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 200 { format!("{}…", s.chars().take(200).collect::<String>()) } else { s }
+}
+
+pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), Failure> {
+    match check {
+        Check::QueryEquals { file, query, value } => {
+            let got = single(run(env, file, query, lang)?, file, query, lang)?;
+            if numeric_eq(&got, value) {
+                Ok(())
+            } else {
+                Err(Failure::new(format!("{query} = {}", show(value)), show(&got)))
+            }
+        }
+        Check::QueryIncludes { file, query, items } => {
+            let got = flatten(run(env, file, query, lang)?);
+            let missing: Vec<String> =
+                items.iter().filter(|i| !got.iter().any(|g| numeric_eq(g, i))).map(show).collect();
+            if missing.is_empty() {
+                Ok(())
+            } else {
+                Err(Failure::new(
+                    format!(
+                        "{query} {} {}",
+                        lang.pick("to include", "に次がすべて含まれること:"),
+                        items.iter().map(show).collect::<Vec<_>>().join(", ")
+                    ),
+                    format!(
+                        "{} {} — {}: {}",
+                        lang.pick("missing", "不足:"),
+                        missing.join(", "),
+                        lang.pick("results", "結果"),
+                        show(&Value::Array(got))
+                    ),
+                ))
+            }
+        }
+        Check::QueryCountAtLeast { file, query, n } => {
+            let got = flatten(run(env, file, query, lang)?);
+            if got.len() >= *n {
+                Ok(())
+            } else {
+                Err(Failure::new(
+                    match lang {
+                        Lang::En => format!("at least {n} results of {query}"),
+                        Lang::Ja => format!("{query} の結果が {n} 個以上"),
+                    },
+                    match lang {
+                        Lang::En => format!("{}: {}", got.len(), show(&Value::Array(got))),
+                        Lang::Ja => format!("{} 個: {}", got.len(), show(&Value::Array(got))),
+                    },
+                ))
+            }
+        }
+        Check::QueryType { file, query, ty } => {
+            let got = single(run(env, file, query, lang)?, file, query, lang)?;
+            let found = JsonType::of(&got);
+            if found == *ty {
+                Ok(())
+            } else {
+                Err(Failure::new(
+                    format!("{query}: {}", ty.name(lang)),
+                    format!("{} ({})", found.name(lang), show(&got)),
+                ))
+            }
+        }
+        Check::QueryEqualsQuery { file, query, other, other_query } => {
+            let left = single(run(env, file, query, lang)?, file, query, lang)?;
+            let right = single(run(env, other, other_query, lang)?, other, other_query, lang)?;
+            if numeric_eq(&left, &right) {
+                Ok(())
+            } else {
+                Err(Failure::new(
+                    format!(
+                        "{} {query} = {} {other_query} ({})",
+                        file.display(),
+                        other.display(),
+                        show(&right)
+                    ),
+                    show(&left),
+                ))
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// JSON equality where `3` and `3.0` are the same number.
+fn numeric_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_runs_on_every_yaml_document() {
+        let docs = Document::parse(Path::new("m.yaml"), "kind: A\n---\nkind: B\n---\n").unwrap();
+        assert_eq!(query(&docs, ".kind").unwrap(), vec![Value::from("A"), Value::from("B")]);
+    }
+
+    #[test]
+    fn malformed_json_says_where() {
+        let err = Document::parse(Path::new("x.json"), "{\n  \"a\": [1,\n}").unwrap_err();
+        assert!(err.contains("line 3"), "{err}");
+    }
+
+    #[test]
+    fn single_array_result_is_flattened() {
+        assert_eq!(flatten(vec![serde_json::json!([1, 2])]).len(), 2);
+        assert_eq!(flatten(vec![Value::from(1), Value::from(2)]).len(), 2);
+    }
+}

@@ -1,0 +1,90 @@
+//! File checks: existence, emptiness, contents, regular expressions and line counts.
+
+use super::{Check, Env, Failure, excerpt, read_text};
+use crate::model::Lang;
+
+pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), Failure> {
+    match check {
+        Check::FileExists(path) => read_text(env, path, lang).map(|_| ()),
+        Check::FileNonEmpty(path) => {
+            let text = read_text(env, path, lang)?;
+            if text.trim().is_empty() {
+                Err(Failure::new(
+                    format!("{} {}", path.display(), lang.pick("not empty", "が空でないこと")),
+                    lang.pick("the file is empty", "ファイルが空"),
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        Check::FileContains(path, needle) => {
+            let text = read_text(env, path, lang)?;
+            if text.contains(needle.as_str()) {
+                Ok(())
+            } else {
+                Err(Failure::new(
+                    format!("{} {needle:?}", lang.pick("a line containing", "次を含むこと:")),
+                    excerpt(&text),
+                ))
+            }
+        }
+        Check::FileLacks(path, needle) => {
+            let text = read_text(env, path, lang)?;
+            match text.lines().enumerate().find(|(_, l)| l.contains(needle.as_str())) {
+                None => Ok(()),
+                Some((i, l)) => Err(Failure::new(
+                    format!("{} {needle:?}", lang.pick("no occurrence of", "次を含まないこと:")),
+                    format!("{}:{}: {}", path.display(), i + 1, l.trim()),
+                )),
+            }
+        }
+        Check::FileMatches(path, re) => {
+            let text = read_text(env, path, lang)?;
+            if re.is_match(&text) {
+                Ok(())
+            } else {
+                Err(Failure::new(
+                    format!("{} /{re}/", lang.pick("text matching", "次にマッチすること:")),
+                    excerpt(&text),
+                ))
+            }
+        }
+        Check::LinesMatchingAtLeast(path, n, re) => {
+            let text = read_text(env, path, lang)?;
+            let count = text.lines().filter(|l| re.is_match(l)).count();
+            if count >= *n {
+                Ok(())
+            } else {
+                Err(Failure::new(
+                    match lang {
+                        Lang::En => format!("at least {n} lines matching /{re}/"),
+                        Lang::Ja => format!("/{re}/ にマッチする行が {n} 行以上"),
+                    },
+                    match lang {
+                        Lang::En => format!("{count} such lines"),
+                        Lang::Ja => format!("{count} 行"),
+                    },
+                ))
+            }
+        }
+        Check::LineCount(path, n) => {
+            let text = read_text(env, path, lang)?;
+            let count = text.lines().count();
+            if count == *n {
+                Ok(())
+            } else {
+                Err(Failure::new(
+                    match lang {
+                        Lang::En => format!("exactly {n} lines"),
+                        Lang::Ja => format!("ちょうど {n} 行"),
+                    },
+                    match lang {
+                        Lang::En => format!("{count} lines:{}", excerpt(&text)),
+                        Lang::Ja => format!("{count} 行:{}", excerpt(&text)),
+                    },
+                ))
+            }
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,192 @@
+//! Checks: pure functions of a cell's environment (its files, the last learner command, later its
+//! cluster) that pass or fail with a message a learner can read, in the lab's language.
+//!
+//! A [`Check`] is data; [`Check::evaluate`] reads what it needs through [`Env`] and returns a
+//! [`Failure`] (what was expected, what was found) when it does not hold.
+
+mod documents;
+mod files;
+mod notes;
+
+pub use documents::{Document, JsonType, query};
+
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+use serde_json::Value;
+
+use crate::model::{Lang, Transcript};
+
+/// What checks may look at.
+pub struct Env<'a> {
+    /// Reads a file as the learner sees it (inside the cell's sandbox).
+    pub read: &'a dyn Fn(&Path) -> std::io::Result<Vec<u8>>,
+    /// The last learner command of the current scenario.
+    pub last: Option<&'a Transcript>,
+}
+
+/// How the last command should have ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Exit {
+    Success,
+    Failure,
+    Code(i32),
+}
+
+/// One gradable expectation. See the vocabulary table in the README.
+#[derive(Clone, Debug)]
+pub enum Check {
+    LastExit(Exit),
+    OutputContains(String),
+    OutputMatches(Regex),
+    FileExists(PathBuf),
+    FileNonEmpty(PathBuf),
+    FileContains(PathBuf, String),
+    FileLacks(PathBuf, String),
+    FileMatches(PathBuf, Regex),
+    LinesMatchingAtLeast(PathBuf, usize, Regex),
+    LineCount(PathBuf, usize),
+    QueryEquals { file: PathBuf, query: String, value: Value },
+    QueryIncludes { file: PathBuf, query: String, items: Vec<Value> },
+    QueryCountAtLeast { file: PathBuf, query: String, n: usize },
+    QueryType { file: PathBuf, query: String, ty: JsonType },
+    QueryEqualsQuery { file: PathBuf, query: String, other: PathBuf, other_query: String },
+    MentionsAny(PathBuf, Vec<String>),
+    MentionsAll(PathBuf, Vec<String>),
+}
+
+/// Why a check did not hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    pub expected: String,
+    pub found: String,
+}
+
+impl Failure {
+    pub fn new(expected: impl Into<String>, found: impl Into<String>) -> Self {
+        Failure { expected: expected.into(), found: found.into() }
+    }
+
+    /// The failure as the learner reads it.
+    pub fn render(&self, lang: Lang) -> String {
+        match lang {
+            Lang::En => format!("expected: {}\n   found: {}", self.expected, self.found),
+            Lang::Ja => format!("期待: {}\n実際: {}", self.expected, self.found),
+        }
+    }
+}
+
+impl Check {
+    /// Whether the check looks at the last learner command rather than the environment. Such
+    /// checks take no part in discrimination: before a step nothing has run.
+    pub fn is_about_command(&self) -> bool {
+        matches!(self, Check::LastExit(_) | Check::OutputContains(_) | Check::OutputMatches(_))
+    }
+
+    /// Evaluates the check.
+    pub fn evaluate(&self, env: &Env<'_>, lang: Lang) -> Result<(), Failure> {
+        match self {
+            Check::LastExit(_) | Check::OutputContains(_) | Check::OutputMatches(_) => {
+                command(self, env.last, lang)
+            }
+            Check::FileExists(_)
+            | Check::FileNonEmpty(_)
+            | Check::FileContains(..)
+            | Check::FileLacks(..)
+            | Check::FileMatches(..)
+            | Check::LinesMatchingAtLeast(..)
+            | Check::LineCount(..) => files::evaluate(self, env, lang),
+            Check::QueryEquals { .. }
+            | Check::QueryIncludes { .. }
+            | Check::QueryCountAtLeast { .. }
+            | Check::QueryType { .. }
+            | Check::QueryEqualsQuery { .. } => documents::evaluate(self, env, lang),
+            Check::MentionsAny(..) | Check::MentionsAll(..) => notes::evaluate(self, env, lang),
+        }
+    }
+}
+
+fn command(check: &Check, last: Option<&Transcript>, lang: Lang) -> Result<(), Failure> {
+    let Some(t) = last else {
+        return Err(Failure::new(
+            lang.pick("a learner command to have run", "学習者のコマンドが実行済みであること"),
+            lang.pick("no command has run in this step", "このステップではまだコマンドが実行されていない"),
+        ));
+    };
+    let ended = || match (t.timed_out, t.exit_code) {
+        (true, _) => lang.pick("timed out", "タイムアウト").to_owned(),
+        (false, Some(c)) => format!("exit {c}"),
+        (false, None) => lang.pick("killed by a signal", "シグナルで終了").to_owned(),
+    };
+    let output = format!("{}{}", t.stdout, t.stderr);
+    match check {
+        Check::LastExit(exit) => {
+            let ok = match exit {
+                Exit::Success => t.exit_code == Some(0),
+                Exit::Failure => matches!(t.exit_code, Some(c) if c != 0),
+                Exit::Code(n) => t.exit_code == Some(*n),
+            };
+            let expected = match exit {
+                Exit::Success => lang.pick("exit 0", "終了コード 0").to_owned(),
+                Exit::Failure => lang.pick("a non-zero exit", "0 以外の終了コード").to_owned(),
+                Exit::Code(n) => format!("exit {n}"),
+            };
+            if ok { Ok(()) } else { Err(Failure::new(expected, format!("{}\n{}", ended(), excerpt(&output)))) }
+        }
+        Check::OutputContains(text) => {
+            if output.contains(text.as_str()) {
+                Ok(())
+            } else {
+                Err(Failure::new(
+                    format!("{} {text:?}", lang.pick("output containing", "次を含む出力:")),
+                    excerpt(&output),
+                ))
+            }
+        }
+        Check::OutputMatches(re) => {
+            if re.is_match(&output) {
+                Ok(())
+            } else {
+                Err(Failure::new(
+                    format!("{} /{re}/", lang.pick("output matching", "次にマッチする出力:")),
+                    excerpt(&output),
+                ))
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The first lines of a text, for a failure message.
+pub fn excerpt(text: &str) -> String {
+    const LINES: usize = 8;
+    if text.trim().is_empty() {
+        return "(empty)".to_owned();
+    }
+    let mut lines: Vec<&str> = text.lines().take(LINES).collect();
+    let total = text.lines().count();
+    let mut out = String::new();
+    for l in lines.drain(..) {
+        let l: String = l.chars().take(160).collect();
+        out.push_str(&format!("\n      | {l}"));
+    }
+    if total > LINES {
+        out.push_str(&format!("\n      | … ({} more lines)", total - LINES));
+    }
+    out
+}
+
+/// Reads a file for a check; a missing or unreadable file is a failure in the learner's terms.
+fn read_text(env: &Env<'_>, path: &Path, lang: Lang) -> Result<String, Failure> {
+    match (env.read)(path) {
+        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Failure::new(
+            format!("{} {}", lang.pick("the file", "ファイル"), path.display()),
+            lang.pick("no such file", "ファイルが存在しない"),
+        )),
+        Err(e) => Err(Failure::new(
+            format!("{} {}", lang.pick("a readable file", "読めるファイル"), path.display()),
+            e.to_string(),
+        )),
+    }
+}

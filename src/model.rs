@@ -1,0 +1,180 @@
+//! The vocabulary of a run, with no I/O: a [`Lab`] and its steps as parsed from a feature file,
+//! the [`CellId`] of one lab run, the [`Transcript`] of a learner command, step [`Outcome`]s and the
+//! [`Event`]s that are the one interface between running and reporting.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The language a lab is written in; checks speak it in their messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Lang {
+    #[default]
+    En,
+    Ja,
+}
+
+impl Lang {
+    /// Picks the text for this language.
+    pub fn pick<'a>(self, en: &'a str, ja: &'a str) -> &'a str {
+        match self {
+            Lang::En => en,
+            Lang::Ja => ja,
+        }
+    }
+}
+
+/// What a scenario is in a lab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    /// A lab step: the reference solution and its checks.
+    Step,
+    /// A known wrong answer that named checks must reject; runs in a cell of its own.
+    Mistake,
+}
+
+/// One scenario of a lab, as the runner and the reports see it.
+#[derive(Clone, Debug)]
+pub struct LabStep {
+    /// 1-based position among the lab's scenarios, in file order.
+    pub index: usize,
+    pub name: String,
+    pub line: usize,
+    pub tags: Vec<String>,
+    pub kind: StepKind,
+}
+
+/// One lab: a feature file.
+#[derive(Clone, Debug)]
+pub struct Lab {
+    pub path: PathBuf,
+    pub name: String,
+    pub lang: Lang,
+    pub steps: Vec<LabStep>,
+}
+
+impl Lab {
+    /// The short name used in cell ids and directories: the file stem.
+    pub fn slug(&self) -> String {
+        self.path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "lab".to_owned())
+    }
+}
+
+/// Identifies one cell: a lab (or one of its mistake scenarios) on one point of the matrix.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CellId {
+    pub lab: String,
+    /// The matrix label, e.g. the Istio version `1.31`; `-` when the lab needs none.
+    pub label: String,
+    /// Set for a cell that replays a lab up to one mistake scenario.
+    pub mistake: Option<usize>,
+}
+
+impl CellId {
+    /// A name safe for directories and the command line.
+    pub fn slug(&self) -> String {
+        let mut s = self.lab.clone();
+        if self.label != "-" {
+            s.push_str(&format!("-{}", self.label.replace('.', "-")));
+        }
+        if let Some(m) = self.mistake {
+            s.push_str(&format!("-mistake{m}"));
+        }
+        s
+    }
+}
+
+impl std::fmt::Display for CellId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} [{}]", self.lab, self.label)?;
+        if let Some(m) = self.mistake {
+            write!(f, " (mistake {m})")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a learner command did.
+#[derive(Clone, Debug, Default)]
+pub struct Transcript {
+    pub script: String,
+    pub stdout: String,
+    pub stderr: String,
+    /// `None` when the command was killed (timeout or signal).
+    pub exit_code: Option<i32>,
+    pub duration: Duration,
+    pub timed_out: bool,
+}
+
+impl Transcript {
+    /// The transcript as text a person reads: the script, its output and how it ended.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for line in self.script.lines() {
+            out.push_str(&format!("$ {line}\n"));
+        }
+        if !self.stdout.is_empty() {
+            out.push_str("--- stdout\n");
+            out.push_str(&self.stdout);
+            if !self.stdout.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        if !self.stderr.is_empty() {
+            out.push_str("--- stderr\n");
+            out.push_str(&self.stderr);
+            if !self.stderr.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        let how = match (self.timed_out, self.exit_code) {
+            (true, _) => "timed out, process group killed".to_owned(),
+            (false, Some(c)) => format!("exit {c}"),
+            (false, None) => "killed by a signal".to_owned(),
+        };
+        out.push_str(&format!("--- {how} after {:.2}s\n", self.duration.as_secs_f64()));
+        out
+    }
+}
+
+/// How one lab step ended in one cell.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    Passed,
+    /// A check or command failed: `line` is the feature line of the failing Gherkin step.
+    Failed { line: usize, message: String },
+    /// Not run because an earlier step of the lab failed, or the run was interrupted.
+    NotRun { reason: String },
+}
+
+impl Outcome {
+    pub fn is_pass(&self) -> bool {
+        matches!(self, Outcome::Passed)
+    }
+}
+
+/// The toolchain a cell ran with, as shown in reports.
+#[derive(Clone, Debug, Default)]
+pub struct ToolsInfo {
+    /// `(tool, version, source)` rows.
+    pub tools: Vec<(String, String, String)>,
+}
+
+/// Everything the runner tells the reporters. Sinks match every variant.
+#[derive(Clone, Debug)]
+pub enum Event {
+    RunStarted { cells: Vec<(CellId, Lab)> },
+    CellStarted { cell: CellId },
+    EnvironmentReady { cell: CellId, tools: ToolsInfo, setup: Duration },
+    StepFinished {
+        cell: CellId,
+        step: LabStep,
+        outcome: Outcome,
+        duration: Duration,
+        transcripts: Vec<Transcript>,
+    },
+    CellFinished { cell: CellId, passed: bool, kept: Option<PathBuf>, error: Option<String> },
+    RunFinished { interrupted: bool, duration: Duration },
+}

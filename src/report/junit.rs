@@ -1,0 +1,46 @@
+//! JUnit XML: one suite per cell, one test case per step with a stable name
+//! (`<lab> › <step> [istio X]`); failures carry the feature line and the transcript.
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use super::{Record, test_name, transcript_text};
+use crate::model::Outcome;
+
+pub fn render(record: &Record) -> String {
+    let mut report = Report::new("labcheck");
+    report.set_time(record.duration);
+    for c in record.cells.values() {
+        let mut suite = TestSuite::new(c.id.to_string());
+        if let Some(e) = &c.error {
+            suite.set_system_err(e.clone());
+        }
+        for s in &c.steps {
+            let status = match &s.outcome {
+                Outcome::Passed => TestCaseStatus::success(),
+                Outcome::Failed { line, message } => {
+                    let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    st.set_message(format!("{}:{line}: {}", c.lab.path.display(), message.lines().next().unwrap_or_default()));
+                    st.set_description(message.clone());
+                    st
+                }
+                Outcome::NotRun { reason } => {
+                    let mut st = TestCaseStatus::skipped();
+                    st.set_message(reason.clone());
+                    st
+                }
+            };
+            let mut case = TestCase::new(test_name(c, s), status);
+            case.set_classname(c.lab.path.display().to_string());
+            case.set_time(s.duration);
+            if !s.outcome.is_pass() && !s.transcripts.is_empty() {
+                case.set_system_out(s.transcripts.iter().map(|t| t.render()).collect::<String>());
+            }
+            suite.add_test_case(case);
+        }
+        if !c.passed && c.steps.is_empty() {
+            suite.set_system_out(transcript_text(c));
+        }
+        report.add_test_suite(suite);
+    }
+    report.to_string().unwrap_or_else(|e| format!("<!-- cannot render JUnit: {e} -->"))
+}

@@ -1,0 +1,194 @@
+//! Reporting: sinks that consume the runner's [`Event`]s — the live [`console`], and a
+//! [`Record`] of the whole run from which [`junit`] and [`summary`] (Markdown and HTML matrix)
+//! are written at the end. Every sink matches every event variant.
+
+pub mod console;
+pub mod junit;
+pub mod summary;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::model::{CellId, Event, Lab, LabStep, Outcome, ToolsInfo, Transcript};
+
+/// One step of one cell, as recorded.
+#[derive(Clone, Debug)]
+pub struct StepRecord {
+    pub step: LabStep,
+    pub outcome: Outcome,
+    pub duration: Duration,
+    pub transcripts: Vec<Transcript>,
+}
+
+/// One cell, as recorded.
+#[derive(Clone, Debug)]
+pub struct CellRecord {
+    pub id: CellId,
+    pub lab: Lab,
+    pub tools: ToolsInfo,
+    pub setup: Option<Duration>,
+    pub steps: Vec<StepRecord>,
+    pub finished: bool,
+    pub passed: bool,
+    pub kept: Option<PathBuf>,
+    pub error: Option<String>,
+}
+
+/// The whole run, built from events.
+#[derive(Clone, Debug, Default)]
+pub struct Record {
+    pub cells: BTreeMap<CellId, CellRecord>,
+    pub interrupted: bool,
+    pub duration: Duration,
+}
+
+impl Record {
+    /// Folds one event into the record.
+    pub fn apply(&mut self, event: &Event) {
+        match event {
+            Event::RunStarted { cells } => {
+                for (id, lab) in cells {
+                    self.cells.insert(
+                        id.clone(),
+                        CellRecord {
+                            id: id.clone(),
+                            lab: lab.clone(),
+                            tools: ToolsInfo::default(),
+                            setup: None,
+                            steps: Vec::new(),
+                            finished: false,
+                            passed: false,
+                            kept: None,
+                            error: None,
+                        },
+                    );
+                }
+            }
+            Event::CellStarted { .. } => {}
+            Event::EnvironmentReady { cell, tools, setup } => {
+                if let Some(c) = self.cells.get_mut(cell) {
+                    c.tools = tools.clone();
+                    c.setup = Some(*setup);
+                }
+            }
+            Event::StepFinished { cell, step, outcome, duration, transcripts } => {
+                if let Some(c) = self.cells.get_mut(cell) {
+                    c.steps.push(StepRecord {
+                        step: step.clone(),
+                        outcome: outcome.clone(),
+                        duration: *duration,
+                        transcripts: transcripts.clone(),
+                    });
+                }
+            }
+            Event::CellFinished { cell, passed, kept, error } => {
+                if let Some(c) = self.cells.get_mut(cell)
+                    && !c.finished
+                {
+                    c.finished = true;
+                    c.passed = *passed;
+                    c.kept = kept.clone();
+                    c.error = error.clone();
+                }
+            }
+            Event::RunFinished { interrupted, duration } => {
+                self.interrupted = *interrupted;
+                self.duration = *duration;
+                if *interrupted {
+                    self.mark_unfinished("interrupted");
+                }
+            }
+        }
+    }
+
+    /// `(passed, failed, not run)` over every step of every cell.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let mut counts = (0, 0, 0);
+        for s in self.cells.values().flat_map(|c| &c.steps) {
+            match s.outcome {
+                Outcome::Passed => counts.0 += 1,
+                Outcome::Failed { .. } => counts.1 += 1,
+                Outcome::NotRun { .. } => counts.2 += 1,
+            }
+        }
+        counts
+    }
+
+    /// Steps that never reported are recorded as not run.
+    fn mark_unfinished(&mut self, reason: &str) {
+        for c in self.cells.values_mut() {
+            let ran: Vec<usize> = c.steps.iter().map(|s| s.step.line).collect();
+            let missing: Vec<LabStep> = c.lab.steps.iter().filter(|s| !ran.contains(&s.line)).cloned().collect();
+            for step in missing {
+                let applies = match c.id.mistake {
+                    Some(m) => step.index <= m && (step.index == m || step.kind == crate::model::StepKind::Step),
+                    None => step.kind == crate::model::StepKind::Step,
+                };
+                if applies {
+                    c.steps.push(StepRecord {
+                        step,
+                        outcome: Outcome::NotRun { reason: reason.to_owned() },
+                        duration: Duration::ZERO,
+                        transcripts: Vec::new(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Writes JUnit, Markdown and HTML into `dir` and the transcripts of failed cells beside
+    /// them. Returns the paths written.
+    pub fn write(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+        std::fs::create_dir_all(dir)?;
+        let mut written = Vec::new();
+        let files = [
+            ("junit.xml", junit::render(self)),
+            ("summary.md", summary::markdown(self)),
+            ("report.html", summary::html(self)),
+        ];
+        for (name, text) in files {
+            let path = dir.join(name);
+            std::fs::write(&path, text)?;
+            written.push(path);
+        }
+        for c in self.cells.values().filter(|c| !c.passed) {
+            let cdir = dir.join(c.id.slug());
+            std::fs::create_dir_all(&cdir)?;
+            let path = cdir.join("transcript.txt");
+            std::fs::write(&path, transcript_text(c))?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+}
+
+/// A cell's transcripts, step by step.
+pub fn transcript_text(c: &CellRecord) -> String {
+    let mut out = format!("# {}\n", c.id);
+    for s in &c.steps {
+        out.push_str(&format!("\n## {}. {} — {}\n", s.step.index, s.step.name, outcome_word(&s.outcome)));
+        if let Outcome::Failed { line, message } = &s.outcome {
+            out.push_str(&format!("{}:{line}\n{message}\n", c.lab.path.display()));
+        }
+        for t in &s.transcripts {
+            out.push_str(&t.render());
+        }
+    }
+    out
+}
+
+/// A one-word outcome.
+pub fn outcome_word(o: &Outcome) -> &'static str {
+    match o {
+        Outcome::Passed => "passed",
+        Outcome::Failed { .. } => "FAILED",
+        Outcome::NotRun { .. } => "not run",
+    }
+}
+
+/// The stable name of a step in a cell: `<lab> › <step> [<label>]`.
+pub fn test_name(c: &CellRecord, s: &StepRecord) -> String {
+    let label = if c.id.label == "-" { String::new() } else { format!(" [istio {}]", c.id.label) };
+    format!("{} › {}{label}", c.lab.name, s.step.name)
+}

@@ -1,0 +1,118 @@
+//! The adapter between cucumber-rs and labcheck's reporters: a cucumber [`Writer`] that turns the
+//! events of one cell's run into [`Event::StepFinished`]s, so reporters never see cucumber types.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cucumber::event::{self, Cucumber, Feature, HookType, Rule, Scenario, StepError};
+use cucumber::{Event as Cev, Writer, gherkin, parser};
+
+use super::Sink;
+use crate::cell::Cell;
+use crate::model::{Event, Lab, LabStep, Outcome};
+use crate::steps::LabWorld;
+use crate::steps::world::panic_message;
+
+/// Collects one cell's step outcomes and forwards them to the sink.
+pub struct Adapter {
+    cell: Arc<Cell>,
+    lab: Arc<Lab>,
+    sink: Sink,
+    started: Option<Instant>,
+    failure: Option<(usize, String)>,
+    /// Outcomes so far, by scenario line.
+    pub finished: Vec<(usize, Outcome)>,
+    /// A problem cucumber reported outside any scenario (e.g. the file could not be parsed).
+    pub error: Option<String>,
+}
+
+impl Adapter {
+    pub fn new(cell: Arc<Cell>, lab: Arc<Lab>, sink: Sink) -> Adapter {
+        Adapter { cell, lab, sink, started: None, failure: None, finished: Vec::new(), error: None }
+    }
+
+    fn step_failed(&mut self, step: &gherkin::Step, err: &StepError) {
+        let message = match err {
+            StepError::Panic(info) => panic_message(&**info),
+            StepError::NotFound => format!("undefined step: {}", step.value),
+            StepError::AmbiguousMatch(e) => format!("ambiguous step: {e}"),
+        };
+        self.failure.get_or_insert((step.position.line, message));
+    }
+
+    fn scenario(&mut self, sc: &gherkin::Scenario, ev: &Scenario<LabWorld>) {
+        match ev {
+            Scenario::Started => {
+                self.started = Some(Instant::now());
+                self.failure = None;
+            }
+            Scenario::Hook(HookType::Before, event::Hook::Failed(_, info))
+            | Scenario::Hook(HookType::After, event::Hook::Failed(_, info)) => {
+                self.failure.get_or_insert((sc.position.line, panic_message(&**info)));
+            }
+            Scenario::Hook(_, event::Hook::Started | event::Hook::Passed) => {}
+            Scenario::Background(step, event::Step::Failed(_, _, _, err))
+            | Scenario::Step(step, event::Step::Failed(_, _, _, err)) => self.step_failed(step, err),
+            Scenario::Background(step, event::Step::Skipped) | Scenario::Step(step, event::Step::Skipped) => {
+                self.failure.get_or_insert((step.position.line, format!("undefined step: {}", step.value)));
+            }
+            Scenario::Background(_, event::Step::Started | event::Step::Passed(..))
+            | Scenario::Step(_, event::Step::Started | event::Step::Passed(..))
+            | Scenario::Log(_) => {}
+            Scenario::Finished => {
+                let duration = self.started.map(|s| s.elapsed()).unwrap_or(Duration::ZERO);
+                let outcome = match self.failure.take() {
+                    None => Outcome::Passed,
+                    Some((line, message)) => Outcome::Failed { line, message },
+                };
+                let step = self.lab_step(sc);
+                self.finished.push((step.line, outcome.clone()));
+                (self.sink)(Event::StepFinished {
+                    cell: self.cell.id.clone(),
+                    step,
+                    outcome,
+                    duration,
+                    transcripts: self.cell.take_transcripts(),
+                });
+            }
+        }
+    }
+
+    fn lab_step(&self, sc: &gherkin::Scenario) -> LabStep {
+        self.lab.steps.iter().find(|s| s.line == sc.position.line).cloned().unwrap_or_else(|| LabStep {
+            index: 0,
+            name: sc.name.clone(),
+            line: sc.position.line,
+            tags: sc.tags.clone(),
+            kind: crate::model::StepKind::Step,
+        })
+    }
+}
+
+impl Writer<LabWorld> for Adapter {
+    type Cli = cucumber::cli::Empty;
+
+    async fn handle_event(&mut self, event: parser::Result<Cev<Cucumber<LabWorld>>>, _: &Self::Cli) {
+        let event = match event {
+            Ok(e) => e.value,
+            Err(e) => {
+                self.error.get_or_insert(e.to_string());
+                return;
+            }
+        };
+        match event {
+            Cucumber::Feature(_, Feature::Scenario(sc, retryable))
+            | Cucumber::Feature(_, Feature::Rule(_, Rule::Scenario(sc, retryable))) => {
+                self.scenario(&sc, &retryable.event)
+            }
+            Cucumber::Feature(_, Feature::Started | Feature::Finished)
+            | Cucumber::Feature(_, Feature::Rule(_, Rule::Started | Rule::Finished))
+            | Cucumber::Started
+            | Cucumber::ParsingFinished { .. }
+            | Cucumber::Finished => {}
+        }
+    }
+}
+
+// One scenario at a time per cell: events arrive in order already.
+impl cucumber::writer::Normalized for Adapter {}

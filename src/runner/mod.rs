@@ -1,0 +1,343 @@
+//! The runner: turns paths and options into a plan of cells (validate early: discovery, lint, tag
+//! expression — before anything starts), then runs each cell's lab through cucumber-rs, one
+//! cucumber instance per cell with its scenarios in file order, cells in parallel up to `--jobs`.
+//! A failed step stops its lab; what did not run is reported as such. Reporting happens only
+//! through [`Event`]s handed to a [`Sink`].
+
+mod adapter;
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cucumber::World as _;
+use cucumber::gherkin;
+use cucumber::tag::Ext as _;
+use futures::{FutureExt, StreamExt};
+
+use crate::cell::Cell;
+use crate::lint::{self, Problem, ReadError, tags};
+use crate::model::{CellId, Event, Lab, Outcome, StepKind};
+use crate::sandbox::Sandbox;
+use crate::steps::{LabWorld, ScenarioContext};
+
+/// Where events go: console, JUnit, summaries.
+pub type Sink = Rc<dyn Fn(Event)>;
+
+/// What `labcheck run` was asked to do.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub paths: Vec<PathBuf>,
+    pub jobs: usize,
+    pub keep: bool,
+    pub tags: Option<String>,
+    /// Run steps 1..=N of each lab and keep the cell.
+    pub step: Option<usize>,
+    /// Where cells live while they run (`LABCHECK_STATE_DIR`, default `/var/tmp/labcheck`).
+    pub state_dir: PathBuf,
+    /// Where reports and the leftovers of failed cells go (default `target/labcheck`).
+    pub report_dir: PathBuf,
+}
+
+impl RunOptions {
+    pub fn new(paths: Vec<PathBuf>) -> RunOptions {
+        RunOptions {
+            paths,
+            jobs: 2,
+            keep: false,
+            tags: None,
+            step: None,
+            state_dir: default_state_dir(),
+            report_dir: PathBuf::from("target/labcheck"),
+        }
+    }
+}
+
+/// `LABCHECK_STATE_DIR` or `/var/tmp/labcheck`: outside every directory the sandbox overlays.
+pub fn default_state_dir() -> PathBuf {
+    std::env::var_os("LABCHECK_STATE_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/var/tmp/labcheck"))
+}
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("{}", .0.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("\n"))]
+    Lint(Vec<Problem>),
+    #[error("invalid tag expression {expr:?}: {message}")]
+    Tags { expr: String, message: String },
+    #[error("no lab found under {0}")]
+    Empty(String),
+}
+
+/// One cell to run: which lab, and which of its scenarios (by line).
+#[derive(Clone, Debug)]
+pub struct CellPlan {
+    pub id: CellId,
+    pub lab: Arc<Lab>,
+    pub lines: Vec<usize>,
+}
+
+/// How a run ended.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub cells: usize,
+    pub failed_cells: Vec<CellId>,
+    pub harness_errors: Vec<String>,
+    pub interrupted: bool,
+}
+
+impl Summary {
+    /// 0 every lab passed, 1 a lab failed, 2 the harness failed; an interrupted run is 130.
+    pub fn exit_code(&self) -> i32 {
+        if self.interrupted {
+            130
+        } else if !self.harness_errors.is_empty() {
+            2
+        } else if !self.failed_cells.is_empty() {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// Lints the labs under `opts.paths` and expands them into cells.
+pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
+    let files = lint::discover(&opts.paths)?;
+    if files.is_empty() {
+        return Err(PlanError::Empty(opts.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
+    }
+    let filter = match &opts.tags {
+        None => None,
+        Some(expr) => Some(expr.parse::<gherkin::tagexpr::TagOperation>().map_err(|e| PlanError::Tags {
+            expr: expr.clone(),
+            message: e.to_string(),
+        })?),
+    };
+    let mut problems = Vec::new();
+    let mut cells = Vec::new();
+    for file in files {
+        let (lab, feature) = match lint::load(&file)? {
+            Ok(loaded) => loaded,
+            Err(p) => {
+                problems.extend(p);
+                continue;
+            }
+        };
+        let lab = Arc::new(lab);
+        let selected = |s: &crate::model::LabStep| {
+            let in_range = opts.step.is_none_or(|n| s.index <= n);
+            let tagged = filter.as_ref().is_none_or(|f| f.eval(s.tags.iter().chain(&feature.tags)));
+            in_range && tagged
+        };
+        let steps: Vec<usize> =
+            lab.steps.iter().filter(|s| s.kind == StepKind::Step && selected(s)).map(|s| s.line).collect();
+        let label = "-".to_owned();
+        if !steps.is_empty() {
+            cells.push(CellPlan {
+                id: CellId { lab: lab.slug(), label: label.clone(), mistake: None },
+                lab: lab.clone(),
+                lines: steps,
+            });
+        }
+        for m in lab.steps.iter().filter(|s| s.kind == StepKind::Mistake && selected(s)) {
+            let before = lab.steps.iter().filter(|s| s.kind == StepKind::Step && s.index < m.index);
+            let mut lines: Vec<usize> = before.map(|s| s.line).collect();
+            lines.push(m.line);
+            cells.push(CellPlan {
+                id: CellId { lab: lab.slug(), label: label.clone(), mistake: Some(m.index) },
+                lab: lab.clone(),
+                lines,
+            });
+        }
+    }
+    if !problems.is_empty() {
+        return Err(PlanError::Lint(problems));
+    }
+    Ok(cells)
+}
+
+/// Runs the planned cells, reporting through `sink`; stops early on Ctrl-C or SIGTERM.
+pub async fn run(opts: &RunOptions, cells: Vec<CellPlan>, sink: Sink) -> Summary {
+    let started = Instant::now();
+    sink(Event::RunStarted { cells: cells.iter().map(|c| (c.id.clone(), (*c.lab).clone())).collect() });
+    let mut summary = Summary { cells: cells.len(), ..Summary::default() };
+    let all = futures::stream::iter(cells.clone())
+        .map(|c| run_cell(opts, c, sink.clone()))
+        .buffer_unordered(opts.jobs.max(1))
+        .collect::<Vec<_>>();
+    let interrupted = tokio::select! {
+        results = all => {
+            for (id, result) in results {
+                match result {
+                    Ok(true) => {}
+                    Ok(false) => summary.failed_cells.push(id),
+                    Err(e) => {
+                        summary.harness_errors.push(format!("{id}: {e}"));
+                        summary.failed_cells.push(id);
+                    }
+                }
+            }
+            false
+        }
+        () = shutdown_signal() => true,
+    };
+    if interrupted {
+        // Dropping the cells' futures killed their process groups and holders.
+        summary.interrupted = true;
+        for c in &cells {
+            sink(Event::CellFinished {
+                cell: c.id.clone(),
+                passed: false,
+                kept: None,
+                error: Some("interrupted".to_owned()),
+            });
+        }
+    }
+    sink(Event::RunFinished { interrupted, duration: started.elapsed() });
+    summary
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = int.recv() => {}
+        _ = term.recv() => {}
+    }
+}
+
+/// Runs one cell. `Ok(passed)`, or the harness fault that stopped it.
+async fn run_cell(opts: &RunOptions, plan: CellPlan, sink: Sink) -> (CellId, Result<bool, String>) {
+    let id = plan.id.clone();
+    sink(Event::CellStarted { cell: id.clone() });
+    let setup = Instant::now();
+    let keep = opts.keep || opts.step.is_some();
+    let dir = opts.state_dir.join("cells").join(format!("{}-{}", id.slug(), std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let sandbox = match Sandbox::create(&dir, keep).await {
+        Ok(s) => s,
+        Err(e) => {
+            let error = e.to_string();
+            not_run(&plan, &sink, &error);
+            sink(Event::CellFinished { cell: id.clone(), passed: false, kept: None, error: Some(error.clone()) });
+            let _ = std::fs::remove_dir_all(&dir);
+            return (id, Err(error));
+        }
+    };
+    let cell = Arc::new(Cell::new(id.clone(), plan.lab.clone(), sandbox));
+    sink(Event::EnvironmentReady { cell: id.clone(), tools: Default::default(), setup: setup.elapsed() });
+
+    let (passed, error) = run_scenarios(&plan, cell.clone(), sink.clone()).await;
+    let kept = if keep || !passed { keep_leftovers(opts, &cell, keep) } else { None };
+    if !keep {
+        cell.sandbox.shutdown().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    sink(Event::CellFinished { cell: id.clone(), passed, kept, error: error.clone() });
+    (id, error.map_or(Ok(passed), Err))
+}
+
+/// Runs the planned scenarios of one cell through cucumber; returns whether all passed and a
+/// harness error, if any.
+async fn run_scenarios(plan: &CellPlan, cell: Arc<Cell>, sink: Sink) -> (bool, Option<String>) {
+    let lines = plan.lines.clone();
+    let feature_path = plan.lab.path.display().to_string();
+    let hook_cell = cell.clone();
+    let adapter = adapter::Adapter::new(cell.clone(), plan.lab.clone(), sink.clone());
+    let writer = LabWorld::cucumber::<PathBuf>()
+        .max_concurrent_scenarios(1)
+        .fail_fast()
+        .before(move |_, _, scenario, world| {
+            world.cell = Some(hook_cell.clone());
+            world.scenario = scenario_context(&feature_path, scenario);
+            async {}.boxed_local()
+        })
+        .with_writer(adapter)
+        .with_default_cli()
+        .filter_run(plan.lab.path.clone(), move |_, _, sc| lines.contains(&sc.position.line))
+        .await;
+    let mut passed = writer.error.is_none();
+    for line in &plan.lines {
+        match writer.finished.iter().find(|(l, _)| l == line) {
+            Some((_, outcome)) => passed &= outcome.is_pass(),
+            None => {
+                passed = false;
+                let step = plan.lab.steps.iter().find(|s| s.line == *line).cloned();
+                if let Some(step) = step {
+                    sink(Event::StepFinished {
+                        cell: plan.id.clone(),
+                        step,
+                        outcome: Outcome::NotRun { reason: "an earlier step failed".to_owned() },
+                        duration: Duration::ZERO,
+                        transcripts: Vec::new(),
+                    });
+                }
+            }
+        }
+    }
+    (passed, writer.error.clone())
+}
+
+fn scenario_context(feature: &str, scenario: &gherkin::Scenario) -> ScenarioContext {
+    ScenarioContext {
+        feature: feature.to_owned(),
+        checks: scenario.steps.iter().filter(|s| s.ty == gherkin::StepType::Then).cloned().collect(),
+        timeout: tags::value(&scenario.tags, tags::TIMEOUT).and_then(|v| v.parse().ok()).map(Duration::from_secs),
+        discriminate: !tags::has(&scenario.tags, tags::NO_DISCRIMINATION) && !tags::has(&scenario.tags, tags::MISTAKE),
+    }
+}
+
+fn not_run(plan: &CellPlan, sink: &Sink, reason: &str) {
+    for line in &plan.lines {
+        if let Some(step) = plan.lab.steps.iter().find(|s| s.line == *line) {
+            sink(Event::StepFinished {
+                cell: plan.id.clone(),
+                step: step.clone(),
+                outcome: Outcome::NotRun { reason: reason.to_owned() },
+                duration: Duration::ZERO,
+                transcripts: Vec::new(),
+            });
+        }
+    }
+}
+
+/// Copies what the learner's commands wrote (the overlays' upper layers) into the report
+/// directory, or, for a kept cell, points at the live cell.
+fn keep_leftovers(opts: &RunOptions, cell: &Cell, keep: bool) -> Option<PathBuf> {
+    if keep {
+        return Some(cell.sandbox.dir().to_owned());
+    }
+    let target = opts.report_dir.join(cell.id.slug()).join("files");
+    let _ = std::fs::remove_dir_all(&target);
+    let layers = cell.sandbox.dir().join("fs");
+    let entries = std::fs::read_dir(&layers).ok()?;
+    for entry in entries.flatten() {
+        let upper = entry.path().join("upper");
+        let root = format!("/{}", entry.file_name().to_string_lossy().replace('_', "/"));
+        copy_dir(&upper, &target.join(root.trim_start_matches('/')));
+    }
+    Some(opts.report_dir.join(cell.id.slug()))
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    let Ok(entries) = std::fs::read_dir(from) else { return };
+    let mut any = false;
+    for entry in entries.flatten() {
+        any = true;
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if src.is_dir() {
+            copy_dir(&src, &dst);
+        } else if std::fs::create_dir_all(to).is_ok() {
+            let _ = std::fs::copy(&src, &dst);
+        }
+    }
+    if !any {
+        return;
+    }
+}

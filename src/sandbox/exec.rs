@@ -1,0 +1,86 @@
+//! Runs one learner command (a bash script) in a cell: its own process group, a timeout after
+//! which the whole group is killed, and a [`Transcript`] of what it printed and how it ended.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+
+use super::{Sandbox, unix};
+use crate::model::Transcript;
+
+/// How much of each stream a transcript keeps.
+const OUTPUT_LIMIT: usize = 4 << 20;
+/// Between SIGTERM and SIGKILL of a timed-out group.
+const GRACE: Duration = Duration::from_millis(500);
+
+/// Runs `script` with bash inside the cell. Errors only when bash cannot be started.
+pub async fn run_script(
+    sandbox: &Sandbox,
+    script: &str,
+    timeout: Duration,
+) -> std::io::Result<Transcript> {
+    let started = Instant::now();
+    let mut child = sandbox
+        .command("bash")
+        .args(["--noprofile", "--norc", "-c", script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let pgid = child.id().map(|p| p as i32);
+    let out = tokio::spawn(read_limited(child.stdout.take()));
+    let err = tokio::spawn(read_limited(child.stderr.take()));
+
+    let (exit_code, timed_out) = match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(status) => (status?.code(), false),
+        Err(_) => {
+            if let Some(pgid) = pgid {
+                unix::kill_group(pgid, libc::SIGTERM);
+                if tokio::time::timeout(GRACE, child.wait()).await.is_err() {
+                    unix::kill_group(pgid, libc::SIGKILL);
+                }
+                // Children of the group may still run after the leader exits.
+                unix::kill_group(pgid, libc::SIGKILL);
+            }
+            let _ = child.wait().await;
+            (None, true)
+        }
+    };
+    // The group is gone; a process that left it may still hold the pipes: don't wait forever.
+    let collect = |h: tokio::task::JoinHandle<Vec<u8>>| async move {
+        match tokio::time::timeout(Duration::from_secs(2), h).await {
+            Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+            _ => String::new(),
+        }
+    };
+    if let (false, Some(pgid)) = (timed_out, pgid) {
+        // Background jobs the command left behind belong to its group: end them too.
+        unix::kill_group(pgid, libc::SIGKILL);
+    }
+    Ok(Transcript {
+        script: script.to_owned(),
+        stdout: collect(out).await,
+        stderr: collect(err).await,
+        exit_code,
+        duration: started.elapsed(),
+        timed_out,
+    })
+}
+
+async fn read_limited<R: tokio::io::AsyncRead + Unpin>(stream: Option<R>) -> Vec<u8> {
+    let mut buf = Vec::new();
+    let Some(mut stream) = stream else { return buf };
+    let mut chunk = [0u8; 8192];
+    loop {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if buf.len() < OUTPUT_LIMIT {
+                    buf.extend_from_slice(&chunk[..n.min(OUTPUT_LIMIT - buf.len())]);
+                }
+            }
+        }
+    }
+    buf
+}

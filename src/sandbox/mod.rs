@@ -1,0 +1,276 @@
+//! The sandbox of a cell: the learner's commands see the lab's literal absolute paths (`/root/…`,
+//! `/opt/…`) while every write lands in the cell's own directory, and nothing they do leaves the
+//! machine.
+//!
+//! A cell owns one *holder* process that lives in a private mount namespace (overlays on the
+//! host's top-level directories, upper layers in the cell) and a network namespace with only `lo`.
+//! Learner commands, the cluster's processes and the harness's own file reads enter those
+//! namespaces; the host's paths are never created or modified. Unsafe code lives in [`unix`].
+
+mod exec;
+pub mod unix;
+
+pub use exec::run_script;
+
+use std::collections::BTreeMap;
+use std::ffi::{CString, OsString};
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The host directories a cell overlays, when they exist: a lab's paths must lie under one.
+pub const SANDBOXED_ROOTS: &[&str] = &["/root", "/opt", "/home", "/srv", "/mnt", "/etc", "/usr/local"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error(
+        "cannot build the cell's sandbox (mount and network namespaces with overlays): {source}. \
+         labcheck runs learner commands only inside a sandbox and needs root (or user namespaces \
+         with overlayfs); it never falls back to the host's paths"
+    )]
+    Unsupported {
+        #[source]
+        source: io::Error,
+    },
+    #[error("the cell directory {dir} lies under {root}, which the sandbox overlays; set LABCHECK_STATE_DIR elsewhere")]
+    CellUnderRoot { dir: PathBuf, root: String },
+    #[error("lab path {path} is outside the sandboxed directories ({roots})")]
+    Outside { path: PathBuf, roots: String },
+    #[error("{what} {path}: {source}")]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> SandboxError + 'a {
+    move |source| SandboxError::Io { what, path: path.to_owned(), source }
+}
+
+/// The running holder: its pid and its namespaces, held open.
+#[derive(Debug)]
+struct Holder {
+    pid: i32,
+    child: tokio::process::Child,
+    net: File,
+    mnt: File,
+}
+
+/// A cell's sandbox. See the module docs.
+#[derive(Debug)]
+pub struct Sandbox {
+    dir: PathBuf,
+    roots: Vec<PathBuf>,
+    keep_alive: bool,
+    holder: Mutex<Option<Holder>>,
+    env: Mutex<BTreeMap<String, OsString>>,
+    workdir: Mutex<PathBuf>,
+}
+
+impl Sandbox {
+    /// Creates the cell directory `dir` and starts the holder. With `keep_alive`, the holder
+    /// outlives the harness (a kept cell); otherwise it dies with it.
+    pub async fn create(dir: &Path, keep_alive: bool) -> Result<Sandbox, SandboxError> {
+        let roots: Vec<PathBuf> = SANDBOXED_ROOTS
+            .iter()
+            .map(PathBuf::from)
+            .filter(|r| r.is_dir())
+            .collect();
+        for root in &roots {
+            if dir.starts_with(root) {
+                return Err(SandboxError::CellUnderRoot {
+                    dir: dir.to_owned(),
+                    root: root.display().to_string(),
+                });
+            }
+        }
+        for sub in ["home", "tmp", "bin"] {
+            let p = dir.join(sub);
+            std::fs::create_dir_all(&p).map_err(io_err("cannot create", &p))?;
+        }
+        let mut env = BTreeMap::new();
+        let host_path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+        let mut path = dir.join("bin").into_os_string();
+        path.push(":");
+        path.push(host_path);
+        env.insert("PATH".to_owned(), path);
+        env.insert("HOME".to_owned(), dir.join("home").into());
+        env.insert("TMPDIR".to_owned(), dir.join("tmp").into());
+        env.insert("KUBECONFIG".to_owned(), dir.join("kubeconfig").into());
+        env.insert("LANG".to_owned(), "C.UTF-8".into());
+        env.insert("TERM".to_owned(), "dumb".into());
+        env.insert("USER".to_owned(), "root".into());
+        let sandbox = Sandbox {
+            dir: dir.to_owned(),
+            roots,
+            keep_alive,
+            holder: Mutex::new(None),
+            env: Mutex::new(env),
+            workdir: Mutex::new(dir.join("home")),
+        };
+        sandbox.start_holder()?;
+        Ok(sandbox)
+    }
+
+    fn start_holder(&self) -> Result<(), SandboxError> {
+        let mut overlays = Vec::new();
+        for root in &self.roots {
+            let layer = self.dir.join("fs").join(slug(root));
+            let (upper, work) = (layer.join("upper"), layer.join("work"));
+            for d in [&upper, &work] {
+                std::fs::create_dir_all(d).map_err(io_err("cannot create", d))?;
+            }
+            let options = format!(
+                "lowerdir={},upperdir={},workdir={}",
+                root.display(),
+                upper.display(),
+                work.display()
+            );
+            overlays.push(unix::Overlay { target: cstring(root), options: cstring(&options) });
+        }
+        let setup = unix::Setup { overlays, tmpfs: vec![cstring("/tmp")], new_net: true };
+        let mut cmd = tokio::process::Command::new("sleep");
+        cmd.arg("infinity")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0);
+        unix::build(&mut cmd, setup, !self.keep_alive);
+        let child = cmd.spawn().map_err(|source| SandboxError::Unsupported { source })?;
+        let pid = child.id().map(|p| p as i32).unwrap_or_default();
+        let open = |ns: &str| {
+            let p = PathBuf::from(format!("/proc/{pid}/ns/{ns}"));
+            File::open(&p).map_err(io_err("cannot open namespace", &p))
+        };
+        let holder = Holder { pid, net: open("net")?, mnt: open("mnt")?, child };
+        std::fs::write(self.dir.join("holder.pid"), pid.to_string())
+            .map_err(io_err("cannot write", &self.dir.join("holder.pid")))?;
+        *self.holder.lock().unwrap_or_else(|e| e.into_inner()) = Some(holder);
+        Ok(())
+    }
+
+    /// The cell's directory on the host.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The pid of the holder process (the cell's namespaces), for `nsenter`-style entry.
+    pub fn holder_pid(&self) -> Option<i32> {
+        self.holder.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|h| h.pid)
+    }
+
+    /// Sets an environment variable every later command of the cell sees.
+    pub fn set_env(&self, key: &str, value: impl Into<OsString>) {
+        self.env.lock().unwrap_or_else(|e| e.into_inner()).insert(key.to_owned(), value.into());
+    }
+
+    /// The environment learner commands see.
+    pub fn env(&self) -> BTreeMap<String, OsString> {
+        self.env.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The directory learner commands start in.
+    pub fn set_workdir(&self, dir: &Path) {
+        *self.workdir.lock().unwrap_or_else(|e| e.into_inner()) = dir.to_owned();
+    }
+
+    /// Checks that a lab path lies in the sandbox.
+    pub fn contains(&self, path: &Path) -> Result<(), SandboxError> {
+        if path.is_absolute() && self.roots.iter().any(|r| path.starts_with(r)) {
+            return Ok(());
+        }
+        Err(SandboxError::Outside {
+            path: path.to_owned(),
+            roots: self.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", "),
+        })
+    }
+
+    fn entry(&self, with_mounts: bool) -> unix::Entry {
+        let holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
+        unix::Entry {
+            net_fd: holder.as_ref().map(|h| h.net.as_raw_fd()),
+            mnt_fd: holder.as_ref().filter(|_| with_mounts).map(|h| h.mnt.as_raw_fd()),
+            cwd: with_mounts
+                .then(|| cstring(&*self.workdir.lock().unwrap_or_else(|e| e.into_inner()))),
+            die_with_parent: !self.keep_alive,
+        }
+    }
+
+    /// A command that runs inside the cell (its mounts and network), in a process group of its
+    /// own, with the cell's environment only.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.env_clear().envs(self.env()).process_group(0);
+        unix::enter(&mut cmd, self.entry(true));
+        cmd
+    }
+
+    /// A command that runs in the cell's network namespace but sees the host's files (the
+    /// cluster's own processes).
+    pub fn network_command(&self, program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.process_group(0);
+        unix::enter(&mut cmd, self.entry(false));
+        cmd
+    }
+
+    /// Runs `f` on a thread that sees the cell's mounts: how the harness reads the learner's
+    /// files without touching the host's paths.
+    pub fn inside<T: Send>(&self, f: impl FnOnce() -> io::Result<T> + Send) -> io::Result<T> {
+        let holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(h) = holder.as_ref() else {
+            return Err(io::Error::other("the cell's sandbox is not running"));
+        };
+        let mnt = &h.mnt;
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                use nix::sched::{CloneFlags, setns, unshare};
+                unshare(CloneFlags::CLONE_FS).map_err(io::Error::from)?;
+                setns(mnt, CloneFlags::CLONE_NEWNS).map_err(io::Error::from)?;
+                f()
+            })
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("sandbox reader thread panicked")))
+        })
+    }
+
+    /// Reads a file as the learner sees it.
+    pub fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        let path = path.to_owned();
+        self.inside(move || std::fs::read(&path))
+    }
+
+    /// Stops the holder (and with it the namespaces, once their last process is gone).
+    pub async fn shutdown(&self) {
+        let holder = self.holder.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(mut h) = holder {
+            unix::kill_group(h.pid, libc::SIGKILL);
+            let _ = h.child.wait().await;
+        }
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if self.keep_alive {
+            return;
+        }
+        if let Some(h) = self.holder.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+            unix::kill_group(h.pid, libc::SIGKILL);
+        }
+    }
+}
+
+fn slug(path: &Path) -> String {
+    let s = path.to_string_lossy().trim_matches('/').replace('/', "_");
+    if s.is_empty() { "rootfs".to_owned() } else { s }
+}
+
+fn cstring(s: impl AsRef<std::ffi::OsStr>) -> CString {
+    CString::new(s.as_ref().as_bytes()).unwrap_or_else(|_| c"/".to_owned())
+}

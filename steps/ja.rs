@@ -1,0 +1,125 @@
+//! The Japanese phrases (`# language: ja`): the same handlers as the English ones.
+
+use cucumber::gherkin::Step;
+use cucumber::{given, then, when};
+
+use super::LabWorld;
+use super::handlers as h;
+use super::params::{JsonValue, JsonValues, TypeName};
+use crate::checks::Exit;
+use crate::model::Lang::Ja;
+
+#[given(expr = "ラボのディレクトリ {string} を使う")]
+fn lab_directory(w: &mut LabWorld, dir: String) -> Result<(), String> {
+    h::lab_directory(w, Ja, &dir)
+}
+
+#[given(expr = "フィクスチャ {string} を {string} に置く")]
+fn fixture(w: &mut LabWorld, src: String, dst: String) -> Result<(), String> {
+    h::fixture(w, Ja, &src, &dst)
+}
+
+#[when("学習者が次のコマンドを実行する")]
+async fn learner_runs(w: &mut LabWorld, step: &Step) -> Result<(), String> {
+    h::learner_runs(w, Ja, step).await
+}
+
+#[then("次のチェックで不合格になる")]
+async fn checks_reject(w: &mut LabWorld, step: &Step) -> Result<(), String> {
+    h::checks_reject(w, Ja, step).await
+}
+
+#[then("最後のコマンドが成功する")]
+fn succeeds(w: &mut LabWorld) -> Result<(), String> {
+    h::last_exit(w, Ja, Exit::Success)
+}
+
+#[then("最後のコマンドが失敗する")]
+fn fails(w: &mut LabWorld) -> Result<(), String> {
+    h::last_exit(w, Ja, Exit::Failure)
+}
+
+#[then(expr = "最後のコマンドの終了コードが {int} である")]
+fn exits_with(w: &mut LabWorld, code: i32) -> Result<(), String> {
+    h::last_exit(w, Ja, Exit::Code(code))
+}
+
+#[then(expr = "出力に {string} が含まれる")]
+fn output_contains(w: &mut LabWorld, text: String) -> Result<(), String> {
+    h::output_contains(w, Ja, &text)
+}
+
+#[then(expr = "出力が {string} にマッチする")]
+fn output_matches(w: &mut LabWorld, re: String) -> Result<(), String> {
+    h::output_matches(w, Ja, &re)
+}
+
+#[then(expr = "ファイル {string} が存在する")]
+fn file_exists(w: &mut LabWorld, p: String) -> Result<(), String> {
+    h::file_exists(w, Ja, &p)
+}
+
+#[then(expr = "ファイル {string} が空でない")]
+fn file_non_empty(w: &mut LabWorld, p: String) -> Result<(), String> {
+    h::file_non_empty(w, Ja, &p)
+}
+
+#[then(expr = "ファイル {string} に {string} が含まれる")]
+fn file_contains(w: &mut LabWorld, p: String, text: String) -> Result<(), String> {
+    h::file_contains(w, Ja, &p, &text)
+}
+
+#[then(expr = "ファイル {string} に {string} が含まれない")]
+fn file_lacks(w: &mut LabWorld, p: String, text: String) -> Result<(), String> {
+    h::file_lacks(w, Ja, &p, &text)
+}
+
+#[then(expr = "ファイル {string} が {string} にマッチする")]
+fn file_matches(w: &mut LabWorld, p: String, re: String) -> Result<(), String> {
+    h::file_matches(w, Ja, &p, &re)
+}
+
+#[then(expr = "ファイル {string} に {string} にマッチする行が {int} 行以上ある")]
+fn lines_matching(w: &mut LabWorld, p: String, re: String, n: usize) -> Result<(), String> {
+    h::lines_matching(w, Ja, &p, n, &re)
+}
+
+#[then(expr = "ファイル {string} がちょうど {int} 行である")]
+fn line_count(w: &mut LabWorld, p: String, n: usize) -> Result<(), String> {
+    h::line_count(w, Ja, &p, n)
+}
+
+#[then(expr = "{string} のクエリ {string} の値が {value} と等しい")]
+fn query_equals(w: &mut LabWorld, f: String, q: String, v: JsonValue) -> Result<(), String> {
+    h::query_equals(w, Ja, &f, &q, v.0)
+}
+
+#[then(expr = "{string} のクエリ {string} の結果に {values} がすべて含まれる")]
+fn query_includes(w: &mut LabWorld, f: String, q: String, v: JsonValues) -> Result<(), String> {
+    h::query_includes(w, Ja, &f, &q, v.0)
+}
+
+#[then(expr = "{string} のクエリ {string} の結果が {int} 個以上ある")]
+fn query_count(w: &mut LabWorld, f: String, q: String, n: usize) -> Result<(), String> {
+    h::query_count(w, Ja, &f, &q, n)
+}
+
+#[then(expr = "{string} のクエリ {string} の値が {jsontype} である")]
+fn query_type(w: &mut LabWorld, f: String, q: String, t: TypeName) -> Result<(), String> {
+    h::query_type(w, Ja, &f, &q, t.0)
+}
+
+#[then(expr = "{string} のクエリ {string} の値が {string} のクエリ {string} の値と等しい")]
+fn query_equals_query(w: &mut LabWorld, f: String, q: String, f2: String, q2: String) -> Result<(), String> {
+    h::query_equals_query(w, Ja, (&f, &q), (&f2, &q2))
+}
+
+#[then(expr = "メモ {string} が {values} のいずれかに触れている")]
+fn mentions_any(w: &mut LabWorld, p: String, v: JsonValues) -> Result<(), String> {
+    h::mentions(w, Ja, &p, v.0, false)
+}
+
+#[then(expr = "メモ {string} が {values} のすべてに触れている")]
+fn mentions_all(w: &mut LabWorld, p: String, v: JsonValues) -> Result<(), String> {
+    h::mentions(w, Ja, &p, v.0, true)
+}

@@ -1,0 +1,73 @@
+//! Example sentences of every phrase, English and Japanese side by side: the README's vocabulary
+//! table, and what lint suggests for an undefined step. A test proves each one is defined.
+
+use cucumber::gherkin::StepType;
+
+/// One phrase of the vocabulary.
+pub struct Phrase {
+    pub ty: StepType,
+    pub what: &'static str,
+    pub en: &'static str,
+    pub ja: &'static str,
+}
+
+const fn p(ty: StepType, what: &'static str, en: &'static str, ja: &'static str) -> Phrase {
+    Phrase { ty, what, en, ja }
+}
+
+use StepType::{Given, Then, When};
+
+pub const PHRASES: &[Phrase] = &[
+    p(Given, "a lab directory: exists in the sandbox; commands start in the first one", r#"the lab directory "/root/lab""#, r#"ラボのディレクトリ "/root/lab" を使う"#),
+    p(Given, "a fixture from the repository copied into the sandbox", r#"the fixture "fixtures/demo" is placed at "/opt/lab/fixtures/demo""#, r#"フィクスチャ "fixtures/demo" を "/opt/lab/fixtures/demo" に置く"#),
+    p(When, "the learner's commands (docstring), run by bash in the cell", "the learner runs:", "学習者が次のコマンドを実行する"),
+    p(Then, "mistake scenario: each listed check (docstring) must fail", "these checks should reject it:", "次のチェックで不合格になる"),
+    p(Then, "the last command exited 0", "the last command should succeed", "最後のコマンドが成功する"),
+    p(Then, "the last command exited non-zero", "the last command should fail", "最後のコマンドが失敗する"),
+    p(Then, "the last command exited with N", "the last command should exit with 79", "最後のコマンドの終了コードが 79 である"),
+    p(Then, "stdout or stderr of the last command contains a text", r#"its output should contain "client version""#, r#"出力に "client version" が含まれる"#),
+    p(Then, "stdout or stderr of the last command matches a regex", r#"its output should match "\d+\.\d+""#, r#"出力が "\d+\.\d+" にマッチする"#),
+    p(Then, "a file exists", r#"the file "/root/lab/a.txt" should exist"#, r#"ファイル "/root/lab/a.txt" が存在する"#),
+    p(Then, "a file has non-blank content", r#"the file "/root/lab/a.txt" should not be empty"#, r#"ファイル "/root/lab/a.txt" が空でない"#),
+    p(Then, "a file contains a text", r#"the file "/root/lab/a.txt" should contain "hello""#, r#"ファイル "/root/lab/a.txt" に "hello" が含まれる"#),
+    p(Then, "a file does not contain a text", r#"the file "/root/lab/a.txt" should not contain "Error [""#, r#"ファイル "/root/lab/a.txt" に "Error [" が含まれない"#),
+    p(Then, "a file matches a regex", r#"the file "/root/lab/a.txt" should match "\d+""#, r#"ファイル "/root/lab/a.txt" が "\d+" にマッチする"#),
+    p(Then, "at least N lines match a regex", r#"the file "/root/lab/a.txt" should have at least 10 lines matching "^kind:""#, r#"ファイル "/root/lab/a.txt" に "^kind:" にマッチする行が 10 行以上ある"#),
+    p(Then, "exactly N lines", r#"the file "/root/lab/a.txt" should have exactly 2 lines"#, r#"ファイル "/root/lab/a.txt" がちょうど 2 行である"#),
+    p(Then, "a jq query on a YAML/JSON file gives one value equal to a JSON literal", r#"the query ".count" on "/root/lab/a.json" should equal 0"#, r#""/root/lab/a.json" のクエリ ".count" の値が 0 と等しい"#),
+    p(Then, "a query's results include all listed values", r#"the query ".names" on "/root/lab/a.json" should include "a", "b""#, r#""/root/lab/a.json" のクエリ ".names" の結果に "a", "b" がすべて含まれる"#),
+    p(Then, "a query gives at least N results (an array counts its elements)", r#"the query ".names" on "/root/lab/a.json" should yield at least 1 result"#, r#""/root/lab/a.json" のクエリ ".names" の結果が 1 個以上ある"#),
+    p(Then, "a key is present with a JSON type", r#"the query ".names" on "/root/lab/a.json" should be an array"#, r#""/root/lab/a.json" のクエリ ".names" の値が 配列 である"#),
+    p(Then, "cross-artifact: a query on one file equals a query on another", r#"the query ".image" on "/root/lab/a.json" should equal the query ".spec.image" on "/root/lab/b.yaml""#, r#""/root/lab/a.json" のクエリ ".image" の値が "/root/lab/b.yaml" のクエリ ".spec.image" の値と等しい"#),
+    p(Then, "a note mentions any of the words (case-insensitive)", r#"the notes "/root/lab/note.txt" should mention any of "rollout", "restart""#, r#"メモ "/root/lab/note.txt" が "ロールアウト", "再作成" のいずれかに触れている"#),
+    p(Then, "a note mentions all of the words (case-insensitive)", r#"the notes "/root/lab/note.txt" should mention all of "static", "traffic""#, r#"メモ "/root/lab/note.txt" が "静的", "トラフィック" のすべてに触れている"#),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::steps::world::collection;
+    use cucumber::gherkin::{LineCol, Span, Step};
+
+    fn step(ty: StepType, value: &str) -> Step {
+        Step {
+            keyword: String::new(),
+            ty,
+            value: value.to_owned(),
+            docstring: None,
+            table: None,
+            span: Span { start: 0, end: 0 },
+            position: LineCol { line: 0, col: 0 },
+        }
+    }
+
+    #[test]
+    fn every_example_is_defined_exactly_once() {
+        for p in PHRASES {
+            for text in [p.en, p.ja] {
+                let found = collection().find(&step(p.ty, text));
+                assert!(matches!(found, Ok(Some(_))), "{text}: {:?}", found.map(|f| f.is_some()));
+            }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! [`LabWorld`]: the state of one scenario — its cell, its last learner command, the checks it
+//! declares (for discrimination) — and the probe mode in which checks are evaluated without
+//! failing the step.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use cucumber::gherkin;
+use futures::FutureExt;
+
+use crate::cell::{Cell, DEFAULT_TIMEOUT};
+use crate::checks::{Check, Env, Failure};
+use crate::model::{Lang, Transcript};
+
+/// What the scenario being run declares, captured by the runner's `before` hook.
+#[derive(Clone, Debug, Default)]
+pub struct ScenarioContext {
+    pub feature: String,
+    /// The scenario's `Then` steps, evaluated before its commands run.
+    pub checks: Vec<gherkin::Step>,
+    pub timeout: Option<Duration>,
+    pub discriminate: bool,
+}
+
+/// One check evaluated in probe mode.
+#[derive(Clone, Debug)]
+pub struct Probed {
+    pub about_command: bool,
+    pub result: Result<(), Failure>,
+}
+
+#[derive(Debug, Default, cucumber::World)]
+pub struct LabWorld {
+    pub cell: Option<Arc<Cell>>,
+    pub scenario: ScenarioContext,
+    pub last: Option<Transcript>,
+    probe: Option<Vec<Probed>>,
+    probed: bool,
+}
+
+/// The step definitions, built once.
+pub fn collection() -> &'static cucumber::step::Collection<LabWorld> {
+    static STEPS: OnceLock<cucumber::step::Collection<LabWorld>> = OnceLock::new();
+    STEPS.get_or_init(<LabWorld as cucumber::World>::collection)
+}
+
+impl LabWorld {
+    /// The cell; a step run outside a cell is a harness fault.
+    pub fn cell(&self) -> Result<Arc<Cell>, String> {
+        self.cell.clone().ok_or_else(|| "labcheck: step run outside a cell".to_owned())
+    }
+
+    /// The timeout for learner commands of this scenario.
+    pub fn timeout(&self) -> Duration {
+        self.scenario.timeout.unwrap_or(DEFAULT_TIMEOUT)
+    }
+
+    /// Evaluates a check: fails the step with the learner-readable message, or in probe mode
+    /// records the result and lets the step pass.
+    pub fn check(&mut self, lang: Lang, check: Check) -> Result<(), String> {
+        let cell = self.cell()?;
+        let read = |p: &std::path::Path| cell.sandbox.read(p);
+        let env = Env { read: &read, last: self.last.as_ref() };
+        let result = check.evaluate(&env, lang);
+        if let Some(probe) = &mut self.probe {
+            probe.push(Probed { about_command: check.is_about_command(), result });
+            return Ok(());
+        }
+        result.map_err(|f| f.render(lang))
+    }
+
+    /// Evaluates `step` (a `Then` step) in probe mode on the cell as it is now. Returns what the
+    /// checks it makes found, or why it could not be evaluated.
+    pub async fn probe(
+        &self,
+        step: &gherkin::Step,
+        last: Option<Transcript>,
+    ) -> Result<Vec<Probed>, String> {
+        let found = collection().find(step).map_err(|e| e.to_string())?;
+        let Some((step_fn, _, _, ctx)) = found else {
+            return Err(format!("undefined step: {}", step.value));
+        };
+        let mut world = LabWorld {
+            cell: self.cell.clone(),
+            scenario: self.scenario.clone(),
+            last,
+            probe: Some(Vec::new()),
+            probed: true,
+        };
+        let outcome = AssertUnwindSafe(step_fn(&mut world, ctx)).catch_unwind().await;
+        if let Err(panic) = outcome {
+            return Err(panic_message(&*panic));
+        }
+        Ok(world.probe.unwrap_or_default())
+    }
+
+    /// Discrimination: before the scenario's first learner command, at least one of its checks on
+    /// the environment must fail, or the step grades nothing.
+    pub async fn discriminate(&mut self, lang: Lang) -> Result<(), String> {
+        if self.probed || self.probe.is_some() {
+            return Ok(());
+        }
+        self.probed = true;
+        let discriminate = self.scenario.discriminate && self.cell()?.discrimination;
+        if !discriminate {
+            return Ok(());
+        }
+        let mut passing = Vec::new();
+        let mut any_environment_check = false;
+        for step in self.scenario.checks.clone() {
+            let probed = self.probe(&step, None).await?;
+            let env: Vec<&Probed> = probed.iter().filter(|p| !p.about_command).collect();
+            if env.is_empty() {
+                continue;
+            }
+            any_environment_check = true;
+            if env.iter().all(|p| p.result.is_ok()) {
+                passing.push(format!("{}:{}: {}", self.scenario.feature, step.position.line, step.value));
+            } else {
+                return Ok(());
+            }
+        }
+        if !any_environment_check {
+            return Ok(());
+        }
+        Err(format!(
+            "{}\n  {}",
+            lang.pick(
+                "these checks already pass before the step (they grade nothing):",
+                "次のチェックはステップの前からすでに合格している(何も採点していない):"
+            ),
+            passing.join("\n  ")
+        ))
+    }
+}
+
+/// The text of a panic payload.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else {
+        "step panicked".to_owned()
+    }
+}
