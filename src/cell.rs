@@ -14,15 +14,22 @@ use crate::sandbox::Sandbox;
 /// The default timeout of one learner command.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 
-#[derive(Debug)]
 pub struct Cell {
     pub id: CellId,
     pub lab: Arc<Lab>,
     pub sandbox: Sandbox,
     /// Whether scenarios must show a failing check before their commands run.
     pub discrimination: bool,
+    /// The harness's client for the cell's cluster, when the lab has one.
+    pub kube: Option<kube::Client>,
     transcripts: Mutex<Vec<Transcript>>,
     prepared: Mutex<HashSet<String>>,
+}
+
+impl std::fmt::Debug for Cell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cell").field("id", &self.id).field("cluster", &self.kube.is_some()).finish()
+    }
 }
 
 impl Cell {
@@ -32,6 +39,7 @@ impl Cell {
             lab,
             sandbox,
             discrimination: true,
+            kube: None,
             transcripts: Mutex::new(Vec::new()),
             prepared: Mutex::new(HashSet::new()),
         }

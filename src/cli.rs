@@ -102,7 +102,8 @@ pub async fn run(args: RunArgs) -> i32 {
     };
     let console = Rc::new(Console::default());
     let sink_console = console.clone();
-    let summary = runner::run(&opts, cells, Rc::new(move |e| sink_console.handle(&e))).await;
+    let env = runner::Environment::sandbox_only();
+    let summary = runner::run(&opts, &env, cells, Rc::new(move |e| sink_console.handle(&e))).await;
     let record = console.record();
     match record.write(&opts.report_dir) {
         Ok(paths) => {

@@ -7,6 +7,7 @@
 
 pub mod cell;
 pub mod checks;
+pub mod cluster;
 pub mod cli;
 pub mod lint;
 pub mod model;

@@ -7,6 +7,7 @@ use super::LabWorld;
 use super::handlers as h;
 use super::params::{JsonValue, JsonValues, TypeName};
 use crate::checks::Exit;
+use crate::cluster::checks::Expect;
 use crate::model::Lang::En;
 
 #[given(expr = "the lab directory {string}")]
@@ -122,4 +123,49 @@ fn mentions_any(w: &mut LabWorld, p: String, v: JsonValues) -> Result<(), String
 #[then(expr = "the notes {string} should mention all of {values}")]
 fn mentions_all(w: &mut LabWorld, p: String, v: JsonValues) -> Result<(), String> {
     h::mentions(w, En, &p, v.0, true)
+}
+
+#[then(expr = "the cluster should have a(n) {string} named {string}")]
+async fn resource_exists(w: &mut LabWorld, kind: String, name: String) -> Result<(), String> {
+    h::resource_exists(w, En, &kind, &name, None).await
+}
+
+#[then(expr = "the cluster should have a(n) {string} named {string} in namespace {string}")]
+async fn resource_exists_in(w: &mut LabWorld, kind: String, name: String, ns: String) -> Result<(), String> {
+    h::resource_exists(w, En, &kind, &name, Some(&ns)).await
+}
+
+#[then(expr = "the CRD {string} should be established")]
+async fn crd_established(w: &mut LabWorld, name: String) -> Result<(), String> {
+    h::crd_established(w, En, &name).await
+}
+
+#[then(expr = "the query {string} over the cluster's {string} should equal {value}")]
+async fn cluster_query_equals(w: &mut LabWorld, q: String, r: String, v: JsonValue) -> Result<(), String> {
+    h::cluster_query(w, En, &r, &q, Expect::Equals(v.0)).await
+}
+
+#[then(expr = "the query {string} over the cluster's {string} should include {values}")]
+async fn cluster_query_includes(w: &mut LabWorld, q: String, r: String, v: JsonValues) -> Result<(), String> {
+    h::cluster_query(w, En, &r, &q, Expect::Includes(v.0)).await
+}
+
+#[then(expr = "the query {string} over the cluster's {string} should yield at least {int} result(s)")]
+async fn cluster_query_count(w: &mut LabWorld, q: String, r: String, n: usize) -> Result<(), String> {
+    h::cluster_query(w, En, &r, &q, Expect::CountAtLeast(n)).await
+}
+
+#[then(expr = "the namespace {string} should have the label {string} set to {string}")]
+async fn namespace_label(w: &mut LabWorld, ns: String, label: String, value: String) -> Result<(), String> {
+    h::namespace_label(w, En, &ns, &label, Some(&value)).await
+}
+
+#[then(expr = "the namespace {string} should not have the label {string}")]
+async fn namespace_no_label(w: &mut LabWorld, ns: String, label: String) -> Result<(), String> {
+    h::namespace_label(w, En, &ns, &label, None).await
+}
+
+#[then(expr = "the query {string} on {string} should equal the query {string} over the cluster's {string}")]
+async fn file_equals_cluster(w: &mut LabWorld, q: String, f: String, q2: String, r: String) -> Result<(), String> {
+    h::file_equals_cluster(w, En, (&f, &q), (&r, &q2)).await
 }

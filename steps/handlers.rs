@@ -9,6 +9,7 @@ use regex::Regex;
 use super::LabWorld;
 use super::params::unescape;
 use crate::checks::{Check, Exit, JsonType};
+use crate::cluster::checks::{ClusterCheck, Expect};
 use crate::model::Lang;
 use crate::sandbox;
 
@@ -232,4 +233,41 @@ fn words(values: Vec<serde_json::Value>) -> Vec<String> {
 pub fn mentions(w: &mut LabWorld, lang: Lang, p: &str, values: Vec<serde_json::Value>, all: bool) -> Result<(), String> {
     let check = if all { Check::MentionsAll(path(p), words(values)) } else { Check::MentionsAny(path(p), words(values)) };
     w.check(lang, check)
+}
+
+fn opt(s: &str) -> String {
+    unescape(s)
+}
+
+pub async fn resource_exists(w: &mut LabWorld, lang: Lang, resource: &str, name: &str, namespace: Option<&str>) -> Result<(), String> {
+    let check = ClusterCheck::Exists { resource: opt(resource), name: opt(name), namespace: namespace.map(opt) };
+    w.check_cluster(lang, check).await
+}
+
+pub async fn crd_established(w: &mut LabWorld, lang: Lang, name: &str) -> Result<(), String> {
+    w.check_cluster(lang, ClusterCheck::CrdEstablished(opt(name))).await
+}
+
+pub async fn cluster_query(w: &mut LabWorld, lang: Lang, resource: &str, query: &str, expect: Expect) -> Result<(), String> {
+    w.check_cluster(lang, ClusterCheck::Query { resource: opt(resource), query: opt(query), expect }).await
+}
+
+pub async fn namespace_label(w: &mut LabWorld, lang: Lang, namespace: &str, label: &str, value: Option<&str>) -> Result<(), String> {
+    let check = ClusterCheck::NamespaceLabel { namespace: opt(namespace), label: opt(label), value: value.map(opt) };
+    w.check_cluster(lang, check).await
+}
+
+pub async fn file_equals_cluster(
+    w: &mut LabWorld,
+    lang: Lang,
+    (file, query): (&str, &str),
+    (resource, cluster_query): (&str, &str),
+) -> Result<(), String> {
+    let check = ClusterCheck::FileEqualsCluster {
+        file: path(file),
+        query: opt(query),
+        resource: opt(resource),
+        cluster_query: opt(cluster_query),
+    };
+    w.check_cluster(lang, check).await
 }

@@ -7,6 +7,7 @@ use super::LabWorld;
 use super::handlers as h;
 use super::params::{JsonValue, JsonValues, TypeName};
 use crate::checks::Exit;
+use crate::cluster::checks::Expect;
 use crate::model::Lang::Ja;
 
 #[given(expr = "ラボのディレクトリ {string} を使う")]
@@ -122,4 +123,49 @@ fn mentions_any(w: &mut LabWorld, p: String, v: JsonValues) -> Result<(), String
 #[then(expr = "メモ {string} が {values} のすべてに触れている")]
 fn mentions_all(w: &mut LabWorld, p: String, v: JsonValues) -> Result<(), String> {
     h::mentions(w, Ja, &p, v.0, true)
+}
+
+#[then(expr = "クラスターに {string} {string} が存在する")]
+async fn resource_exists(w: &mut LabWorld, kind: String, name: String) -> Result<(), String> {
+    h::resource_exists(w, Ja, &kind, &name, None).await
+}
+
+#[then(expr = "クラスターのネームスペース {string} に {string} {string} が存在する")]
+async fn resource_exists_in(w: &mut LabWorld, ns: String, kind: String, name: String) -> Result<(), String> {
+    h::resource_exists(w, Ja, &kind, &name, Some(&ns)).await
+}
+
+#[then(expr = "CRD {string} が Established である")]
+async fn crd_established(w: &mut LabWorld, name: String) -> Result<(), String> {
+    h::crd_established(w, Ja, &name).await
+}
+
+#[then(expr = "クラスターの {string} に対するクエリ {string} の値が {value} と等しい")]
+async fn cluster_query_equals(w: &mut LabWorld, r: String, q: String, v: JsonValue) -> Result<(), String> {
+    h::cluster_query(w, Ja, &r, &q, Expect::Equals(v.0)).await
+}
+
+#[then(expr = "クラスターの {string} に対するクエリ {string} の結果に {values} がすべて含まれる")]
+async fn cluster_query_includes(w: &mut LabWorld, r: String, q: String, v: JsonValues) -> Result<(), String> {
+    h::cluster_query(w, Ja, &r, &q, Expect::Includes(v.0)).await
+}
+
+#[then(expr = "クラスターの {string} に対するクエリ {string} の結果が {int} 個以上ある")]
+async fn cluster_query_count(w: &mut LabWorld, r: String, q: String, n: usize) -> Result<(), String> {
+    h::cluster_query(w, Ja, &r, &q, Expect::CountAtLeast(n)).await
+}
+
+#[then(expr = "ネームスペース {string} のラベル {string} が {string} である")]
+async fn namespace_label(w: &mut LabWorld, ns: String, label: String, value: String) -> Result<(), String> {
+    h::namespace_label(w, Ja, &ns, &label, Some(&value)).await
+}
+
+#[then(expr = "ネームスペース {string} にラベル {string} がない")]
+async fn namespace_no_label(w: &mut LabWorld, ns: String, label: String) -> Result<(), String> {
+    h::namespace_label(w, Ja, &ns, &label, None).await
+}
+
+#[then(expr = "{string} のクエリ {string} の値が クラスターの {string} に対するクエリ {string} の値と等しい")]
+async fn file_equals_cluster(w: &mut LabWorld, f: String, q: String, r: String, q2: String) -> Result<(), String> {
+    h::file_equals_cluster(w, Ja, (&f, &q), (&r, &q2)).await
 }

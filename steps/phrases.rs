@@ -41,6 +41,15 @@ pub const PHRASES: &[Phrase] = &[
     p(Then, "cross-artifact: a query on one file equals a query on another", r#"the query ".image" on "/root/lab/a.json" should equal the query ".spec.image" on "/root/lab/b.yaml""#, r#""/root/lab/a.json" のクエリ ".image" の値が "/root/lab/b.yaml" のクエリ ".spec.image" の値と等しい"#),
     p(Then, "a note mentions any of the words (case-insensitive)", r#"the notes "/root/lab/note.txt" should mention any of "rollout", "restart""#, r#"メモ "/root/lab/note.txt" が "ロールアウト", "再作成" のいずれかに触れている"#),
     p(Then, "a note mentions all of the words (case-insensitive)", r#"the notes "/root/lab/note.txt" should mention all of "static", "traffic""#, r#"メモ "/root/lab/note.txt" が "静的", "トラフィック" のすべてに触れている"#),
+    p(Then, "cluster: a resource of any type (kind, plural or plural.group) exists", r#"the cluster should have a "Namespace" named "mesh-lab""#, r#"クラスターに "Namespace" "mesh-lab" が存在する"#),
+    p(Then, "cluster: a namespaced resource exists", r#"the cluster should have a "ConfigMap" named "istio" in namespace "istio-system""#, r#"クラスターのネームスペース "istio-system" に "ConfigMap" "istio" が存在する"#),
+    p(Then, "cluster: a CRD has condition Established=True", r#"the CRD "virtualservices.networking.istio.io" should be established"#, r#"CRD "virtualservices.networking.istio.io" が Established である"#),
+    p(Then, "cluster: a jq query over a list of resources (`kubectl get -A -o json` shape) equals a value", r#"the query '.items | length' over the cluster's "namespaces" should equal 5"#, r#"クラスターの "namespaces" に対するクエリ '.items | length' の値が 5 と等しい"#),
+    p(Then, "cluster: such a query's results include values", r#"the query '.items[].metadata.name' over the cluster's "namespaces" should include "mesh-lab""#, r#"クラスターの "namespaces" に対するクエリ '.items[].metadata.name' の結果に "mesh-lab" がすべて含まれる"#),
+    p(Then, "cluster: such a query gives at least N results", r#"the query '.items[]' over the cluster's "customresourcedefinitions" should yield at least 5 results"#, r#"クラスターの "customresourcedefinitions" に対するクエリ '.items[]' の結果が 5 個以上ある"#),
+    p(Then, "cluster: a namespace label has a value", r#"the namespace "mesh-lab" should have the label "istio-injection" set to "enabled""#, r#"ネームスペース "mesh-lab" のラベル "istio-injection" が "enabled" である"#),
+    p(Then, "cluster: a namespace lacks a label", r#"the namespace "legacy" should not have the label "istio-injection""#, r#"ネームスペース "legacy" にラベル "istio-injection" がない"#),
+    p(Then, "cross-artifact: a query on a file equals a query over the cluster", r#"the query ".istio_crds" on "/root/lab/r.json" should equal the query '[.items[] | select(.spec.group | test("istio.io"))] | length' over the cluster's "customresourcedefinitions""#, r#""/root/lab/r.json" のクエリ ".istio_crds" の値が クラスターの "customresourcedefinitions" に対するクエリ '[.items[] | select(.spec.group | test("istio.io"))] | length' の値と等しい"#),
 ];
 
 #[cfg(test)]

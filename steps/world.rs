@@ -11,6 +11,7 @@ use futures::FutureExt;
 
 use crate::cell::{Cell, DEFAULT_TIMEOUT};
 use crate::checks::{Check, Env, Failure};
+use crate::cluster::checks::ClusterCheck;
 use crate::model::{Lang, Transcript};
 
 /// What the scenario being run declares, captured by the runner's `before` hook.
@@ -65,6 +66,27 @@ impl LabWorld {
         let result = check.evaluate(&env, lang);
         if let Some(probe) = &mut self.probe {
             probe.push(Probed { about_command: check.is_about_command(), result });
+            return Ok(());
+        }
+        result.map_err(|f| f.render(lang))
+    }
+
+    /// Evaluates a cluster check, like [`LabWorld::check`].
+    pub async fn check_cluster(&mut self, lang: Lang, check: ClusterCheck) -> Result<(), String> {
+        let cell = self.cell()?;
+        let Some(client) = cell.kube.clone() else {
+            return Err(lang
+                .pick(
+                    "this lab has no cluster: tag its Feature @istio or @kubernetes",
+                    "このラボにはクラスターがない: 機能に @istio か @kubernetes のタグを付ける",
+                )
+                .to_owned());
+        };
+        let read = |p: &std::path::Path| cell.sandbox.read(p);
+        let env = Env { read: &read, last: self.last.as_ref() };
+        let result = check.evaluate(&client, &env, lang).await;
+        if let Some(probe) = &mut self.probe {
+            probe.push(Probed { about_command: false, result });
             return Ok(());
         }
         result.map_err(|f| f.render(lang))

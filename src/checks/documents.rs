@@ -120,13 +120,13 @@ fn load(env: &Env<'_>, path: &Path, lang: Lang) -> Result<Vec<Value>, Failure> {
     })
 }
 
-fn run(env: &Env<'_>, path: &Path, code: &str, lang: Lang) -> Result<Vec<Value>, Failure> {
+pub(crate) fn run(env: &Env<'_>, path: &Path, code: &str, lang: Lang) -> Result<Vec<Value>, Failure> {
     let docs = load(env, path, lang)?;
     query(&docs, code).map_err(|e| Failure::new(lang.pick("a query that runs", "実行できるクエリ"), e))
 }
 
 /// One result, or a failure saying how many there were.
-fn single(results: Vec<Value>, path: &Path, code: &str, lang: Lang) -> Result<Value, Failure> {
+pub(crate) fn single(results: Vec<Value>, path: &Path, code: &str, lang: Lang) -> Result<Value, Failure> {
     let n = results.len();
     let mut it = results.into_iter();
     match (it.next(), it.next()) {
@@ -142,7 +142,7 @@ fn single(results: Vec<Value>, path: &Path, code: &str, lang: Lang) -> Result<Va
 }
 
 /// The results as a list: a single array result stands for its elements.
-fn flatten(results: Vec<Value>) -> Vec<Value> {
+pub(crate) fn flatten(results: Vec<Value>) -> Vec<Value> {
     match <[Value; 1]>::try_from(results) {
         Ok([Value::Array(items)]) => items,
         Ok([v]) => vec![v],
@@ -150,7 +150,7 @@ fn flatten(results: Vec<Value>) -> Vec<Value> {
     }
 }
 
-fn show(v: &Value) -> String {
+pub(crate) fn show(v: &Value) -> String {
     let s = v.to_string();
     if s.chars().count() > 200 { format!("{}…", s.chars().take(200).collect::<String>()) } else { s }
 }
@@ -239,7 +239,7 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
 }
 
 /// JSON equality where `3` and `3.0` are the same number.
-fn numeric_eq(a: &Value, b: &Value) -> bool {
+pub(crate) fn numeric_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         _ => a == b,

@@ -4,7 +4,7 @@
 //! A [`Check`] is data; [`Check::evaluate`] reads what it needs through [`Env`] and returns a
 //! [`Failure`] (what was expected, what was found) when it does not hold.
 
-mod documents;
+pub(crate) mod documents;
 mod files;
 mod notes;
 

@@ -5,6 +5,9 @@
 //! through [`Event`]s handed to a [`Sink`].
 
 mod adapter;
+pub mod environment;
+
+pub use environment::{Environment, Needs, Tool};
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -17,6 +20,7 @@ use cucumber::tag::Ext as _;
 use futures::{FutureExt, StreamExt};
 
 use crate::cell::Cell;
+use crate::cluster::{CellEnv, Cluster};
 use crate::lint::{self, Problem, ReadError, tags};
 use crate::model::{CellId, Event, Lab, Outcome, StepKind};
 use crate::sandbox::Sandbox;
@@ -38,6 +42,8 @@ pub struct RunOptions {
     pub state_dir: PathBuf,
     /// Where reports and the leftovers of failed cells go (default `target/labcheck`).
     pub report_dir: PathBuf,
+    /// The Istio labels of the matrix, for labs tagged `@istio`.
+    pub istio: Vec<String>,
 }
 
 impl RunOptions {
@@ -50,6 +56,7 @@ impl RunOptions {
             step: None,
             state_dir: default_state_dir(),
             report_dir: PathBuf::from("target/labcheck"),
+            istio: Vec::new(),
         }
     }
 }
@@ -78,6 +85,7 @@ pub struct CellPlan {
     pub id: CellId,
     pub lab: Arc<Lab>,
     pub lines: Vec<usize>,
+    pub needs: Needs,
 }
 
 /// How a run ended.
@@ -135,23 +143,31 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
         };
         let steps: Vec<usize> =
             lab.steps.iter().filter(|s| s.kind == StepKind::Step && selected(s)).map(|s| s.line).collect();
-        let label = "-".to_owned();
-        if !steps.is_empty() {
-            cells.push(CellPlan {
-                id: CellId { lab: lab.slug(), label: label.clone(), mistake: None },
-                lab: lab.clone(),
-                lines: steps,
-            });
-        }
-        for m in lab.steps.iter().filter(|s| s.kind == StepKind::Mistake && selected(s)) {
-            let before = lab.steps.iter().filter(|s| s.kind == StepKind::Step && s.index < m.index);
-            let mut lines: Vec<usize> = before.map(|s| s.line).collect();
-            lines.push(m.line);
-            cells.push(CellPlan {
-                id: CellId { lab: lab.slug(), label: label.clone(), mistake: Some(m.index) },
-                lab: lab.clone(),
-                lines,
-            });
+        let needs = Needs::of(&feature.tags);
+        let labels = match needs {
+            Needs::Istio => opts.istio.clone(),
+            Needs::Sandbox | Needs::Cluster => vec!["-".to_owned()],
+        };
+        for label in labels {
+            if !steps.is_empty() {
+                cells.push(CellPlan {
+                    id: CellId { lab: lab.slug(), label: label.clone(), mistake: None },
+                    lab: lab.clone(),
+                    lines: steps.clone(),
+                    needs,
+                });
+            }
+            for m in lab.steps.iter().filter(|s| s.kind == StepKind::Mistake && selected(s)) {
+                let before = lab.steps.iter().filter(|s| s.kind == StepKind::Step && s.index < m.index);
+                let mut lines: Vec<usize> = before.map(|s| s.line).collect();
+                lines.push(m.line);
+                cells.push(CellPlan {
+                    id: CellId { lab: lab.slug(), label: label.clone(), mistake: Some(m.index) },
+                    lab: lab.clone(),
+                    lines,
+                    needs,
+                });
+            }
         }
     }
     if !problems.is_empty() {
@@ -161,12 +177,12 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
 }
 
 /// Runs the planned cells, reporting through `sink`; stops early on Ctrl-C or SIGTERM.
-pub async fn run(opts: &RunOptions, cells: Vec<CellPlan>, sink: Sink) -> Summary {
+pub async fn run(opts: &RunOptions, env: &Environment, cells: Vec<CellPlan>, sink: Sink) -> Summary {
     let started = Instant::now();
     sink(Event::RunStarted { cells: cells.iter().map(|c| (c.id.clone(), (*c.lab).clone())).collect() });
     let mut summary = Summary { cells: cells.len(), ..Summary::default() };
     let all = futures::stream::iter(cells.clone())
-        .map(|c| run_cell(opts, c, sink.clone()))
+        .map(|c| run_cell(opts, env, c, sink.clone()))
         .buffer_unordered(opts.jobs.max(1))
         .collect::<Vec<_>>();
     let interrupted = tokio::select! {
@@ -213,34 +229,94 @@ async fn shutdown_signal() {
 }
 
 /// Runs one cell. `Ok(passed)`, or the harness fault that stopped it.
-async fn run_cell(opts: &RunOptions, plan: CellPlan, sink: Sink) -> (CellId, Result<bool, String>) {
+async fn run_cell(opts: &RunOptions, env: &Environment, plan: CellPlan, sink: Sink) -> (CellId, Result<bool, String>) {
     let id = plan.id.clone();
     sink(Event::CellStarted { cell: id.clone() });
-    let setup = Instant::now();
     let keep = opts.keep || opts.step.is_some();
     let dir = opts.state_dir.join("cells").join(format!("{}-{}", id.slug(), std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let sandbox = match Sandbox::create(&dir, keep).await {
-        Ok(s) => s,
-        Err(e) => {
-            let error = e.to_string();
+    let (cell, mut cluster) = match prepare(env, &plan, &dir, keep, &sink).await {
+        Ok(prepared) => prepared,
+        Err(error) => {
             not_run(&plan, &sink, &error);
             sink(Event::CellFinished { cell: id.clone(), passed: false, kept: None, error: Some(error.clone()) });
             let _ = std::fs::remove_dir_all(&dir);
             return (id, Err(error));
         }
     };
-    let cell = Arc::new(Cell::new(id.clone(), plan.lab.clone(), sandbox));
-    sink(Event::EnvironmentReady { cell: id.clone(), tools: Default::default(), setup: setup.elapsed() });
-
+    if keep {
+        record_kept(&cell, cluster.as_ref());
+    }
     let (passed, error) = run_scenarios(&plan, cell.clone(), sink.clone()).await;
     let kept = if keep || !passed { keep_leftovers(opts, &cell, keep) } else { None };
     if !keep {
+        if let Some(c) = cluster.as_mut() {
+            c.stop().await;
+        }
         cell.sandbox.shutdown().await;
         let _ = std::fs::remove_dir_all(&dir);
     }
     sink(Event::CellFinished { cell: id.clone(), passed, kept, error: error.clone() });
     (id, error.map_or(Ok(passed), Err))
+}
+
+/// Builds a cell: its sandbox, its tools, its cluster.
+async fn prepare(
+    env: &Environment,
+    plan: &CellPlan,
+    dir: &Path,
+    keep: bool,
+    sink: &Sink,
+) -> Result<(Arc<Cell>, Option<Cluster>), String> {
+    let started = Instant::now();
+    let backend = match plan.needs {
+        Needs::Sandbox => None,
+        Needs::Cluster | Needs::Istio => {
+            Some(env.backend.as_ref().ok_or("this lab needs a cluster, and no cluster backend is configured")?)
+        }
+    };
+    let isolate = backend.is_none_or(|b| b.isolates_network());
+    let sandbox = Sandbox::create(dir, keep, isolate).await.map_err(|e| e.to_string())?;
+    let tools = env.tools_for(plan.needs, &plan.id.label);
+    if plan.needs == Needs::Istio && !tools.iter().any(|t| t.name == "istioctl") {
+        return Err(format!("no istioctl for Istio {}", plan.id.label));
+    }
+    environment::link_tools(&dir.join("bin"), &tools).map_err(|e| format!("cannot link tools into {}: {e}", dir.display()))?;
+    let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
+    let cluster = match backend {
+        None => None,
+        Some(b) => {
+            let cenv = CellEnv {
+                sandbox: &cell.sandbox,
+                dir: dir.join("cluster"),
+                kubeconfig: dir.join("kubeconfig"),
+                name: format!("{}-{}", plan.id.slug(), std::process::id()),
+            };
+            let _ = std::fs::create_dir_all(&cenv.dir);
+            let cluster = b.start(&cenv).await.map_err(|e| format!("cluster ({}): {e}", b.name()))?;
+            cell.kube = Some(cluster.client.clone());
+            Some(cluster)
+        }
+    };
+    let mut info = env.info(plan.needs, &plan.id.label);
+    if let Some(c) = &cluster {
+        info.tools.push(("cluster".into(), c.version.clone(), c.backend.into()));
+    }
+    sink(Event::EnvironmentReady { cell: plan.id.clone(), tools: info, setup: started.elapsed() });
+    Ok((Arc::new(cell), cluster))
+}
+
+/// Writes what `labcheck ps`, `shell` and `down` need to find a kept cell.
+fn record_kept(cell: &Cell, cluster: Option<&Cluster>) {
+    let record = serde_json::json!({
+        "id": cell.id.to_string(),
+        "slug": cell.id.slug(),
+        "lab": cell.lab.path,
+        "dir": cell.sandbox.dir(),
+        "holder": cell.sandbox.holder_pid(),
+        "cluster_pids": cluster.map(|c| c.pids()).unwrap_or_default(),
+    });
+    let _ = std::fs::write(cell.sandbox.dir().join("cell.json"), record.to_string());
 }
 
 /// Runs the planned scenarios of one cell through cucumber; returns whether all passed and a

@@ -67,6 +67,7 @@ pub struct Sandbox {
     dir: PathBuf,
     roots: Vec<PathBuf>,
     keep_alive: bool,
+    isolate_network: bool,
     holder: Mutex<Option<Holder>>,
     env: Mutex<BTreeMap<String, OsString>>,
     workdir: Mutex<PathBuf>,
@@ -74,8 +75,10 @@ pub struct Sandbox {
 
 impl Sandbox {
     /// Creates the cell directory `dir` and starts the holder. With `keep_alive`, the holder
-    /// outlives the harness (a kept cell); otherwise it dies with it.
-    pub async fn create(dir: &Path, keep_alive: bool) -> Result<Sandbox, SandboxError> {
+    /// outlives the harness (a kept cell); otherwise it dies with it. With `isolate_network`, the
+    /// cell gets a network namespace of its own with only `lo` (cells with a local cluster);
+    /// without, it shares the host's network (cells that reach an existing or kind cluster).
+    pub async fn create(dir: &Path, keep_alive: bool, isolate_network: bool) -> Result<Sandbox, SandboxError> {
         let roots: Vec<PathBuf> = SANDBOXED_ROOTS
             .iter()
             .map(PathBuf::from)
@@ -109,6 +112,7 @@ impl Sandbox {
             dir: dir.to_owned(),
             roots,
             keep_alive,
+            isolate_network,
             holder: Mutex::new(None),
             env: Mutex::new(env),
             workdir: Mutex::new(dir.join("home")),
@@ -133,7 +137,7 @@ impl Sandbox {
             );
             overlays.push(unix::Overlay { target: cstring(root), options: cstring(&options) });
         }
-        let setup = unix::Setup { overlays, tmpfs: vec![cstring("/tmp")], new_net: true };
+        let setup = unix::Setup { overlays, tmpfs: vec![cstring("/tmp")], new_net: self.isolate_network };
         let mut cmd = tokio::process::Command::new("sleep");
         cmd.arg("infinity")
             .stdin(std::process::Stdio::null())
@@ -219,24 +223,31 @@ impl Sandbox {
         cmd
     }
 
-    /// Runs `f` on a thread that sees the cell's mounts: how the harness reads the learner's
-    /// files without touching the host's paths.
+    /// Runs `f` on a thread that has entered the cell's mount namespace: how the harness reads
+    /// the learner's files without touching the host's paths.
     pub fn inside<T: Send>(&self, f: impl FnOnce() -> io::Result<T> + Send) -> io::Result<T> {
+        use nix::sched::{CloneFlags, setns, unshare};
         let holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
         let Some(h) = holder.as_ref() else {
             return Err(io::Error::other("the cell's sandbox is not running"));
         };
-        let mnt = &h.mnt;
         std::thread::scope(|s| {
             s.spawn(|| {
-                use nix::sched::{CloneFlags, setns, unshare};
                 unshare(CloneFlags::CLONE_FS).map_err(io::Error::from)?;
-                setns(mnt, CloneFlags::CLONE_NEWNS).map_err(io::Error::from)?;
+                setns(&h.mnt, CloneFlags::CLONE_NEWNS).map_err(io::Error::from)?;
                 f()
             })
             .join()
-            .unwrap_or_else(|_| Err(io::Error::other("sandbox reader thread panicked")))
+            .unwrap_or_else(|_| Err(io::Error::other("sandbox thread panicked")))
         })
+    }
+
+    /// A handle on the cell's network namespace that outlives borrows of the sandbox (for the
+    /// forwarder that lets the harness reach the cell's API server).
+    pub fn network(&self) -> io::Result<Network> {
+        let holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
+        let h = holder.as_ref().ok_or_else(|| io::Error::other("the cell's sandbox is not running"))?;
+        Ok(Network(std::sync::Arc::new(h.net.try_clone()?)))
     }
 
     /// Reads a file as the learner sees it.
@@ -263,6 +274,24 @@ impl Drop for Sandbox {
         if let Some(h) = self.holder.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
             unix::kill_group(h.pid, libc::SIGKILL);
         }
+    }
+}
+
+/// A cell's network namespace, held open.
+#[derive(Clone, Debug)]
+pub struct Network(std::sync::Arc<File>);
+
+impl Network {
+    /// Opens a TCP connection to `addr` inside the cell's network, from a thread that entered it
+    /// (a socket stays in the namespace it was made in).
+    pub fn connect(&self, addr: std::net::SocketAddr) -> io::Result<std::net::TcpStream> {
+        let ns = self.0.clone();
+        std::thread::spawn(move || {
+            nix::sched::setns(&*ns, nix::sched::CloneFlags::CLONE_NEWNET).map_err(io::Error::from)?;
+            std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(3))
+        })
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("network thread panicked")))
     }
 }
 

@@ -1,0 +1,93 @@
+//! The local cluster's PKI, made in-process: a CA, the API server's serving certificate, an admin
+//! client certificate (`O=system:masters`) and the service-account signing key.
+
+use std::path::{Path, PathBuf};
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
+    KeyPair, KeyUsagePurpose, SanType,
+};
+
+/// Paths of the files written by [`write`].
+#[derive(Clone, Debug)]
+pub struct Pki {
+    pub ca_cert: PathBuf,
+    pub server_cert: PathBuf,
+    pub server_key: PathBuf,
+    pub admin_cert: PathBuf,
+    pub admin_key: PathBuf,
+    pub sa_key: PathBuf,
+    pub sa_pub: PathBuf,
+}
+
+fn name(cn: &str, org: Option<&str>) -> DistinguishedName {
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::CommonName, cn);
+    if let Some(o) = org {
+        dn.push(DnType::OrganizationName, o);
+    }
+    dn
+}
+
+/// Generates the PKI into `dir`.
+pub fn write(dir: &Path) -> Result<Pki, String> {
+    let err = |e: rcgen::Error| format!("cannot make certificates: {e}");
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+
+    let ca_key = KeyPair::generate().map_err(err)?;
+    let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
+    ca.distinguished_name = name("labcheck-ca", None);
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    let ca_cert = ca.self_signed(&ca_key).map_err(err)?;
+    let issuer = Issuer::new(ca, ca_key);
+
+    let server_key = KeyPair::generate().map_err(err)?;
+    let mut server = CertificateParams::new(vec![
+        "localhost".to_owned(),
+        "kubernetes".to_owned(),
+        "kubernetes.default".to_owned(),
+        "kubernetes.default.svc".to_owned(),
+        "kubernetes.default.svc.cluster.local".to_owned(),
+    ])
+    .map_err(err)?;
+    for ip in ["127.0.0.1", "10.0.0.1"] {
+        if let Ok(addr) = ip.parse() {
+            server.subject_alt_names.push(SanType::IpAddress(addr));
+        }
+    }
+    server.distinguished_name = name("kube-apiserver", None);
+    server.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    let server_cert = server.signed_by(&server_key, &issuer).map_err(err)?;
+
+    let admin_key = KeyPair::generate().map_err(err)?;
+    let mut admin = CertificateParams::new(Vec::<String>::new()).map_err(err)?;
+    admin.distinguished_name = name("labcheck-admin", Some("system:masters"));
+    admin.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let admin_cert = admin.signed_by(&admin_key, &issuer).map_err(err)?;
+
+    let sa_key = KeyPair::generate().map_err(err)?;
+
+    let pki = Pki {
+        ca_cert: dir.join("ca.crt"),
+        server_cert: dir.join("apiserver.crt"),
+        server_key: dir.join("apiserver.key"),
+        admin_cert: dir.join("admin.crt"),
+        admin_key: dir.join("admin.key"),
+        sa_key: dir.join("sa.key"),
+        sa_pub: dir.join("sa.pub"),
+    };
+    let files = [
+        (&pki.ca_cert, ca_cert.pem()),
+        (&pki.server_cert, server_cert.pem()),
+        (&pki.server_key, server_key.serialize_pem()),
+        (&pki.admin_cert, admin_cert.pem()),
+        (&pki.admin_key, admin_key.serialize_pem()),
+        (&pki.sa_key, sa_key.serialize_pem()),
+        (&pki.sa_pub, sa_key.public_key_pem()),
+    ];
+    for (path, pem) in files {
+        std::fs::write(path, pem).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(pki)
+}

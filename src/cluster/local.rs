@@ -1,0 +1,170 @@
+//! The `local` backend: etcd and kube-apiserver started inside the cell's network namespace
+//! (only `lo`: nothing leaves the machine; fixed ports can't collide between cells), with
+//! certificates made in-process. Exactly the lab environment: an API server, no nodes, no
+//! controllers, no istiod.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use super::{ClusterError, certs, kubeconfig};
+use crate::sandbox::{Network, Sandbox, unix};
+
+pub const ETCD_PORT: u16 = 2379;
+pub const APISERVER_PORT: u16 = 6443;
+const READY_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The binaries the local backend runs.
+#[derive(Clone, Debug)]
+pub struct LocalTools {
+    pub etcd: PathBuf,
+    pub kube_apiserver: PathBuf,
+}
+
+/// A running local cluster's processes.
+#[derive(Debug)]
+pub struct LocalCluster {
+    pub etcd: tokio::process::Child,
+    pub apiserver: tokio::process::Child,
+    pub dir: PathBuf,
+}
+
+fn log_file(dir: &Path, name: &str) -> Result<(Stdio, Stdio), ClusterError> {
+    let path = dir.join(format!("{name}.log"));
+    let f = std::fs::File::create(&path).map_err(|e| ClusterError::Io(format!("cannot create {}: {e}", path.display())))?;
+    let g = f.try_clone().map_err(|e| ClusterError::Io(e.to_string()))?;
+    Ok((Stdio::from(f), Stdio::from(g)))
+}
+
+fn tail(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(8)..].join("\n")
+}
+
+/// Starts etcd and kube-apiserver in the sandbox's network and writes the learner's kubeconfig
+/// to `learner_kubeconfig`. Returns the processes, the PKI and the address inside the cell.
+pub async fn start(
+    sandbox: &Sandbox,
+    tools: &LocalTools,
+    dir: &Path,
+    learner_kubeconfig: &Path,
+) -> Result<(LocalCluster, certs::Pki), ClusterError> {
+    let pki = certs::write(&dir.join("pki")).map_err(ClusterError::Io)?;
+    let etcd_url = format!("http://127.0.0.1:{ETCD_PORT}");
+    let (out, err) = log_file(dir, "etcd")?;
+    let etcd = sandbox
+        .network_command(&tools.etcd)
+        .args(["--data-dir", &dir.join("etcd").display().to_string()])
+        .args(["--listen-client-urls", &etcd_url, "--advertise-client-urls", &etcd_url])
+        .args(["--listen-peer-urls", "http://127.0.0.1:2380", "--unsafe-no-fsync", "--log-level", "warn"])
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| ClusterError::Spawn { what: tools.etcd.display().to_string(), source: e })?;
+    let network = sandbox.network().map_err(|e| ClusterError::Io(e.to_string()))?;
+    let etcd_addr = SocketAddr::from(([127, 0, 0, 1], ETCD_PORT));
+    wait_http(&network, etcd_addr, "/health", "\"health\":\"true\"", Duration::from_secs(30))
+        .await
+        .map_err(|e| ClusterError::NotReady {
+            what: "etcd".into(),
+            waited: 30,
+            detail: format!("{e}\n{}", tail(&dir.join("etcd.log"))),
+        })?;
+
+    let p = |p: &PathBuf| p.display().to_string();
+    let (out, err) = log_file(dir, "kube-apiserver")?;
+    let apiserver = sandbox
+        .network_command(&tools.kube_apiserver)
+        .args([
+            format!("--etcd-servers={etcd_url}"),
+            format!("--secure-port={APISERVER_PORT}"),
+            "--bind-address=127.0.0.1".into(),
+            "--advertise-address=127.0.0.1".into(),
+            "--service-cluster-ip-range=10.0.0.0/24".into(),
+            // Webhooks resolve to endpoints (none without istiod) instead of dialing a ClusterIP
+            // through the host's default route.
+            "--enable-aggregator-routing=true".into(),
+            "--endpoint-reconciler-type=none".into(),
+            "--allow-privileged=true".into(),
+            "--disable-admission-plugins=ServiceAccount".into(),
+            "--authorization-mode=RBAC".into(),
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
+            format!("--service-account-key-file={}", p(&pki.sa_pub)),
+            format!("--service-account-signing-key-file={}", p(&pki.sa_key)),
+            format!("--client-ca-file={}", p(&pki.ca_cert)),
+            format!("--tls-cert-file={}", p(&pki.server_cert)),
+            format!("--tls-private-key-file={}", p(&pki.server_key)),
+            "--enable-priority-and-fairness=false".into(),
+            "--watch-cache=false".into(),
+            "--profiling=false".into(),
+        ])
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| ClusterError::Spawn { what: tools.kube_apiserver.display().to_string(), source: e })?;
+    kubeconfig::write(learner_kubeconfig, &format!("https://127.0.0.1:{APISERVER_PORT}"), &pki)
+        .map_err(|e| ClusterError::Io(format!("cannot write {}: {e}", learner_kubeconfig.display())))?;
+    Ok((LocalCluster { etcd, apiserver, dir: dir.to_owned() }, pki))
+}
+
+impl LocalCluster {
+    /// The last lines of the API server's log, for errors.
+    pub fn apiserver_log_tail(&self) -> String {
+        tail(&self.dir.join("kube-apiserver.log"))
+    }
+
+    /// Stops both processes: SIGTERM, a grace period, SIGKILL.
+    pub async fn stop(&mut self) {
+        for child in [&mut self.apiserver, &mut self.etcd] {
+            if let Some(pid) = child.id() {
+                unix::kill_group(pid as i32, libc::SIGTERM);
+                if tokio::time::timeout(Duration::from_secs(3), child.wait()).await.is_err() {
+                    unix::kill_group(pid as i32, libc::SIGKILL);
+                    let _ = child.wait().await;
+                }
+            }
+        }
+    }
+
+    /// The pids, for a kept cell's record.
+    pub fn pids(&self) -> Vec<u32> {
+        [self.etcd.id(), self.apiserver.id()].into_iter().flatten().collect()
+    }
+}
+
+/// Polls `GET path` on `addr` inside the cell until the body contains `expect`.
+async fn wait_http(network: &Network, addr: SocketAddr, path: &str, expect: &str, timeout: Duration) -> Result<(), String> {
+    let started = Instant::now();
+    let mut last = String::from("no answer");
+    while started.elapsed() < timeout {
+        let network = network.clone();
+        let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+        let answer = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
+            use std::io::{Read, Write};
+            let mut s = network.connect(addr)?;
+            s.set_read_timeout(Some(Duration::from_secs(2)))?;
+            s.write_all(request.as_bytes())?;
+            let mut body = String::new();
+            s.read_to_string(&mut body)?;
+            Ok(body)
+        })
+        .await;
+        match answer {
+            Ok(Ok(body)) if body.contains(expect) => return Ok(()),
+            Ok(Ok(body)) => last = body.lines().last().unwrap_or_default().to_owned(),
+            Ok(Err(e)) => last = e.to_string(),
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(last)
+}
+
+/// How long to wait for the API server.
+pub fn ready_timeout() -> Duration {
+    READY_TIMEOUT
+}

@@ -1,0 +1,289 @@
+//! Clusters for cells, behind one trait: [`ClusterBackend`] is implemented by [`Local`] (etcd +
+//! kube-apiserver inside the cell, the default), [`Existing`] (a named kubeconfig context, only
+//! when explicitly allowed) and [`Kind`] (a kind cluster per cell). A started [`Cluster`] gives the
+//! learner a kubeconfig inside the cell and the harness a kube-rs client; [`checks`] grades it.
+
+mod certs;
+pub mod checks;
+mod forward;
+pub mod kind;
+pub mod kubeconfig;
+pub mod local;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+use crate::sandbox::Sandbox;
+pub use local::LocalTools;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error("cannot start {what}: {source}")]
+    Spawn {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{what} was not ready after {waited}s: {detail}")]
+    NotReady { what: String, waited: u64, detail: String },
+    #[error("kubeconfig {path}: {message}")]
+    Kubeconfig { path: PathBuf, message: String },
+    #[error("the existing-cluster backend mutates the cluster of context {context:?}: pass --allow-existing-cluster to allow it")]
+    ExistingNotAllowed { context: String },
+    #[error("{command}: {message}")]
+    Command { command: String, message: String },
+    #[error("{0}")]
+    Io(String),
+}
+
+/// What a backend gets to start a cluster for a cell.
+pub struct CellEnv<'a> {
+    pub sandbox: &'a Sandbox,
+    /// A directory of the cell for the cluster's files.
+    pub dir: PathBuf,
+    /// Where the learner's kubeconfig goes (the cell's `KUBECONFIG`).
+    pub kubeconfig: PathBuf,
+    /// A name unique to the cell, for backends that name clusters.
+    pub name: String,
+}
+
+/// A backend: starts (or attaches to) a cluster for one cell.
+pub trait ClusterBackend {
+    /// Whether learner commands may keep a network namespace with only loopback.
+    fn isolates_network(&self) -> bool;
+    fn start(&self, env: &CellEnv<'_>) -> impl Future<Output = Result<Cluster, ClusterError>>;
+}
+
+/// A running cluster of a cell.
+pub struct Cluster {
+    pub client: kube::Client,
+    /// The API server's version, e.g. `v1.35.4`.
+    pub version: String,
+    pub backend: &'static str,
+    inner: Inner,
+}
+
+#[derive(Debug)]
+enum Inner {
+    Local { processes: local::LocalCluster, _forward: forward::Forward },
+    Existing,
+    Kind { command: kind::KindCommand },
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster").field("backend", &self.backend).field("version", &self.version).finish()
+    }
+}
+
+impl Cluster {
+    /// Stops what the backend started (nothing for an existing cluster).
+    pub async fn stop(&mut self) {
+        match &mut self.inner {
+            Inner::Local { processes, .. } => processes.stop().await,
+            Inner::Existing => {}
+            Inner::Kind { command } => {
+                let _ = command.delete().await;
+            }
+        }
+    }
+
+    /// Pids of processes that belong to the cluster (kept cells record them).
+    pub fn pids(&self) -> Vec<u32> {
+        match &self.inner {
+            Inner::Local { processes, .. } => processes.pids(),
+            Inner::Existing | Inner::Kind { .. } => Vec::new(),
+        }
+    }
+}
+
+/// The default backend: see [`local`].
+#[derive(Clone, Debug)]
+pub struct Local {
+    pub tools: LocalTools,
+}
+
+impl ClusterBackend for Local {
+    fn isolates_network(&self) -> bool {
+        true
+    }
+
+    async fn start(&self, env: &CellEnv<'_>) -> Result<Cluster, ClusterError> {
+        let started = Instant::now();
+        let (mut processes, pki) = local::start(env.sandbox, &self.tools, &env.dir, &env.kubeconfig).await?;
+        let network = env.sandbox.network().map_err(|e| ClusterError::Io(e.to_string()))?;
+        let target = std::net::SocketAddr::from(([127, 0, 0, 1], local::APISERVER_PORT));
+        let forward = forward::Forward::start(network, target).await.map_err(|e| ClusterError::Io(e.to_string()))?;
+        let host_config = env.dir.join("host-kubeconfig");
+        kubeconfig::write(&host_config, &format!("https://{}", forward.local), &pki)
+            .map_err(|e| ClusterError::Io(e.to_string()))?;
+        let client = match client_for(&host_config, None).await {
+            Ok(c) => c,
+            Err(e) => {
+                processes.stop().await;
+                return Err(e);
+            }
+        };
+        let remaining = local::ready_timeout().saturating_sub(started.elapsed());
+        let version = match wait_ready(&client, remaining).await {
+            Ok(v) => v,
+            Err(detail) => {
+                let detail = format!("{detail}\n{}", processes.apiserver_log_tail());
+                processes.stop().await;
+                return Err(ClusterError::NotReady {
+                    what: "kube-apiserver".into(),
+                    waited: local::ready_timeout().as_secs(),
+                    detail,
+                });
+            }
+        };
+        Ok(Cluster { client, version, backend: "local", inner: Inner::Local { processes, _forward: forward } })
+    }
+}
+
+/// An existing cluster: a named context of a kubeconfig. Labs mutate clusters, so it must be
+/// allowed explicitly.
+#[derive(Clone, Debug)]
+pub struct Existing {
+    pub kubeconfig: PathBuf,
+    pub context: String,
+    pub allowed: bool,
+}
+
+impl ClusterBackend for Existing {
+    fn isolates_network(&self) -> bool {
+        false
+    }
+
+    async fn start(&self, env: &CellEnv<'_>) -> Result<Cluster, ClusterError> {
+        if !self.allowed {
+            return Err(ClusterError::ExistingNotAllowed { context: self.context.clone() });
+        }
+        let flat = flatten_context(&self.kubeconfig, &self.context)?;
+        std::fs::write(&env.kubeconfig, flat).map_err(|e| ClusterError::Io(e.to_string()))?;
+        let client = client_for(&env.kubeconfig, Some(&self.context)).await?;
+        let version = wait_ready(&client, Duration::from_secs(30)).await.map_err(|detail| ClusterError::NotReady {
+            what: format!("the cluster of context {}", self.context),
+            waited: 30,
+            detail,
+        })?;
+        Ok(Cluster { client, version, backend: "existing", inner: Inner::Existing })
+    }
+}
+
+/// A kind cluster per cell, deleted at the end of the cell unless kept.
+#[derive(Clone, Debug)]
+pub struct Kind {
+    pub node_image: Option<String>,
+    pub kind: PathBuf,
+}
+
+impl ClusterBackend for Kind {
+    fn isolates_network(&self) -> bool {
+        false
+    }
+
+    async fn start(&self, env: &CellEnv<'_>) -> Result<Cluster, ClusterError> {
+        let command = kind::KindCommand {
+            kind: self.kind.clone(),
+            name: kind::cluster_name(&env.name),
+            node_image: self.node_image.clone(),
+            kubeconfig: env.kubeconfig.clone(),
+        };
+        command.create().await?;
+        let client = client_for(&env.kubeconfig, None).await?;
+        let version = wait_ready(&client, Duration::from_secs(120)).await.map_err(|detail| ClusterError::NotReady {
+            what: format!("kind cluster {}", command.name),
+            waited: 120,
+            detail,
+        })?;
+        Ok(Cluster { client, version, backend: "kind", inner: Inner::Kind { command } })
+    }
+}
+
+/// The backends, as the command line chooses them.
+#[derive(Clone, Debug)]
+pub enum Backend {
+    Local(Local),
+    Existing(Existing),
+    Kind(Kind),
+}
+
+impl Backend {
+    pub fn isolates_network(&self) -> bool {
+        match self {
+            Backend::Local(b) => b.isolates_network(),
+            Backend::Existing(b) => b.isolates_network(),
+            Backend::Kind(b) => b.isolates_network(),
+        }
+    }
+
+    pub async fn start(&self, env: &CellEnv<'_>) -> Result<Cluster, ClusterError> {
+        match self {
+            Backend::Local(b) => b.start(env).await,
+            Backend::Existing(b) => b.start(env).await,
+            Backend::Kind(b) => b.start(env).await,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Local(_) => "local",
+            Backend::Existing(_) => "existing",
+            Backend::Kind(_) => "kind",
+        }
+    }
+}
+
+/// A kube-rs client for a kubeconfig (and context).
+pub async fn client_for(path: &Path, context: Option<&str>) -> Result<kube::Client, ClusterError> {
+    let err = |message: String| ClusterError::Kubeconfig { path: path.to_owned(), message };
+    let kc = Kubeconfig::read_from(path).map_err(|e| err(e.to_string()))?;
+    let options = KubeConfigOptions { context: context.map(str::to_owned), ..Default::default() };
+    let config = kube::Config::from_custom_kubeconfig(kc, &options).await.map_err(|e| err(e.to_string()))?;
+    kube::Client::try_from(config).map_err(|e| err(e.to_string()))
+}
+
+/// Waits until `/readyz` answers `ok` and namespaces can be listed; returns the server version.
+pub async fn wait_ready(client: &kube::Client, timeout: Duration) -> Result<String, String> {
+    use k8s_openapi::api::core::v1::Namespace;
+    let started = Instant::now();
+    let mut last = String::from("no answer");
+    while started.elapsed() < timeout {
+        let readyz = http::Request::get("/readyz").body(Vec::new()).map_err(|e| e.to_string())?;
+        match client.request_text(readyz).await {
+            Ok(body) if body.trim() == "ok" => {
+                let namespaces: kube::Api<Namespace> = kube::Api::all(client.clone());
+                match namespaces.list(&Default::default()).await {
+                    Ok(_) => {
+                        let version = client.apiserver_version().await.map(|v| v.git_version).unwrap_or_default();
+                        return Ok(version);
+                    }
+                    Err(e) => last = e.to_string(),
+                }
+            }
+            Ok(body) => last = body.lines().last().unwrap_or_default().to_owned(),
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(last)
+}
+
+/// The kubeconfig reduced to one context with its credentials inlined (what the learner gets).
+fn flatten_context(path: &Path, context: &str) -> Result<String, ClusterError> {
+    let output = std::process::Command::new("kubectl")
+        .args(["config", "view", "--minify", "--flatten", "--context", context])
+        .env("KUBECONFIG", path)
+        .output()
+        .map_err(|e| ClusterError::Spawn { what: "kubectl config view".into(), source: e })?;
+    if !output.status.success() {
+        return Err(ClusterError::Kubeconfig {
+            path: path.to_owned(),
+            message: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
