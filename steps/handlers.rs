@@ -91,13 +91,13 @@ pub async fn learner_runs(w: &mut LabWorld, lang: Lang, step: &Step) -> Result<(
         .map_err(|e| format!("labcheck: cannot start bash in the cell {}: {e}", cell.id))?;
     cell.record(transcript.clone());
     let timed_out = transcript.timed_out;
-    let shown = transcript.render();
     w.last = Some(transcript);
     if timed_out {
         return Err(format!(
-            "{} {}s\n{shown}",
+            "{} {}s ({})",
             lang.pick("the command timed out after", "コマンドがタイムアウトした:"),
-            w.timeout().as_secs()
+            w.timeout().as_secs(),
+            lang.pick("its whole process group was killed", "プロセスグループごと終了させた")
         ));
     }
     Ok(())

@@ -1,1 +1,4 @@
+//! CLI tests: the real `labcheck` binary on fixture labs. Each area is a module.
 
+mod broken;
+mod sandbox;

@@ -1,0 +1,103 @@
+//! Broken labs are caught: each fails for its intended reason, naming the feature file and line,
+//! with a non-zero exit.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn run(lab: &str) -> assert_cmd::assert::Assert {
+    let reports = tempfile::tempdir().expect("temp dir");
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args(["run", &format!("tests/labs/broken/{lab}.feature"), "--report-dir"])
+        .arg(reports.path())
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+}
+
+#[test]
+fn wrong_answer_fails_at_its_check_and_stops_the_lab() {
+    run("wrong-answer")
+        .code(1)
+        .stderr(predicate::str::contains("tests/labs/broken/wrong-answer.feature:8"))
+        .stderr(predicate::str::contains("expected: a line containing \"hello\""))
+        .stderr(predicate::str::contains("good bye"))
+        .stderr(predicate::str::contains("2. Never reached (not run: an earlier step failed)"));
+}
+
+#[test]
+fn check_that_already_passes_before_its_step_is_rejected() {
+    run("already-passes")
+        .code(1)
+        .stderr(predicate::str::contains("these checks already pass before the step"))
+        .stderr(predicate::str::contains("tests/labs/broken/already-passes.feature:7"));
+}
+
+#[test]
+fn hung_command_times_out_and_leaves_no_process_of_its_group() {
+    run("hung")
+        .code(1)
+        .stderr(predicate::str::contains("tests/labs/broken/hung.feature:4"))
+        .stderr(predicate::str::contains("the command timed out after 2s"))
+        .stderr(predicate::str::contains("started"));
+    let survivors: Vec<String> = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("labcheck-hung-marker"))
+        .collect();
+    assert!(survivors.is_empty(), "processes of the timed-out group survived: {survivors:?}");
+}
+
+#[test]
+fn undefined_step_is_reported_with_the_nearest_phrase() {
+    run("undefined-step")
+        .code(1)
+        .stderr(predicate::str::contains("tests/labs/broken/undefined-step.feature:7:5: undefined step"))
+        .stderr(predicate::str::contains("nearest known phrase is: the file \"/root/lab/a.txt\" should exist"));
+}
+
+#[test]
+fn full_width_colon_is_located() {
+    run("fullwidth-colon")
+        .code(1)
+        .stderr(predicate::str::contains("tests/labs/broken/fullwidth-colon.feature:3:7: full-width colon"));
+}
+
+#[test]
+fn malformed_json_artifact_says_where_it_breaks() {
+    run("malformed-json")
+        .code(1)
+        .stderr(predicate::str::contains("tests/labs/broken/malformed-json.feature:8"))
+        .stderr(predicate::str::contains("invalid JSON at line 3"));
+}
+
+#[test]
+fn missing_file_is_reported_in_the_labs_language() {
+    run("missing-file")
+        .code(1)
+        .stderr(predicate::str::contains("tests/labs/broken/missing-file.feature:9"))
+        .stderr(predicate::str::contains("ファイルが存在しない"));
+}
+
+#[test]
+fn lint_reports_every_broken_lab_without_running_anything() {
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args(["lint", "tests/labs/broken"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("fullwidth-colon.feature:3:7"))
+        .stderr(predicate::str::contains("undefined-step.feature:7:5"));
+}
+
+#[test]
+fn bad_flag_and_missing_file_are_harness_errors() {
+    Command::cargo_bin("labcheck").expect("binary").args(["run", "--jobs", "x"]).assert().code(2);
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args(["run", "tests/labs/no-such.feature"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("tests/labs/no-such.feature"));
+}
