@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use clap::{Parser, Subcommand};
 
+use crate::kept;
 use crate::report::console::Console;
 use crate::runner::{self, PlanError, RunOptions};
 
@@ -25,6 +26,24 @@ pub enum Command {
         /// Feature files or directories.
         #[arg(default_value = "features")]
         paths: Vec<PathBuf>,
+    },
+    /// Print every phrase labs can use, English and Japanese, as a Markdown table.
+    Vocabulary,
+    /// List kept cells.
+    Ps,
+    /// Open a shell inside a kept cell: its files, KUBECONFIG, PATH and network.
+    Shell {
+        /// The cell's name (as `labcheck ps` shows it), or a unique prefix.
+        cell: String,
+    },
+    /// Tear down kept cells: their processes, namespaces, mounts and files.
+    Down {
+        /// The cell's name, or a unique prefix.
+        #[arg(required_unless_present = "all")]
+        cell: Option<String>,
+        /// Every kept cell.
+        #[arg(long)]
+        all: bool,
     },
 }
 
@@ -63,6 +82,13 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Run(args) => runtime.block_on(run(args)),
         Command::Lint { paths } => lint(&paths),
+        Command::Ps => ps(),
+        Command::Shell { cell } => runtime.block_on(shell(&cell)),
+        Command::Down { cell, all } => runtime.block_on(down(cell.as_deref(), all)),
+        Command::Vocabulary => {
+            print!("{}", crate::steps::phrases::markdown_table());
+            0
+        }
     }
 }
 
@@ -120,4 +146,66 @@ pub async fn run(args: RunArgs) -> i32 {
     let (passed, failed, not_run) = record.counts();
     println!("{passed} passed, {failed} failed, {not_run} skipped");
     summary.exit_code()
+}
+
+fn ps() -> i32 {
+    let cells = kept::list(&runner::default_state_dir());
+    if cells.is_empty() {
+        println!("no kept cells");
+        return 0;
+    }
+    println!("{:<40} {:<8} {:<8} {}", "CELL", "STATE", "CLUSTER", "LAB");
+    for c in cells {
+        let state = if c.alive() { "running" } else { "stopped" };
+        let cluster = if c.has_cluster { "local" } else { "-" };
+        println!("{:<40} {state:<8} {cluster:<8} {}", c.name, c.lab.display());
+    }
+    0
+}
+
+async fn shell(name: &str) -> i32 {
+    let cell = match kept::find(&runner::default_state_dir(), name).and_then(|c| c.sandbox().map(|s| (c, s))) {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("labcheck shell: {e}");
+            return 2;
+        }
+    };
+    let (kept, sandbox) = cell;
+    eprintln!("labcheck: shell in {} ({}); exit to leave, the cell keeps running", kept.name, kept.id);
+    let mut cmd = sandbox.interactive_command("bash");
+    cmd.env("PS1", format!("[{}] \\w# ", kept.name));
+    match cmd.status().await {
+        Ok(status) => status.code().unwrap_or(1),
+        Err(e) => {
+            eprintln!("labcheck shell: cannot start bash in {}: {e}", kept.name);
+            2
+        }
+    }
+}
+
+async fn down(name: Option<&str>, all: bool) -> i32 {
+    let state = runner::default_state_dir();
+    let cells = if all {
+        kept::list(&state)
+    } else {
+        match kept::find(&state, name.unwrap_or_default()) {
+            Ok(c) => vec![c],
+            Err(e) => {
+                eprintln!("labcheck down: {e}");
+                return 2;
+            }
+        }
+    };
+    let mut code = 0;
+    for c in cells {
+        match c.down().await {
+            Ok(()) => println!("down: {}", c.name),
+            Err(e) => {
+                eprintln!("labcheck down: {}: {e}", c.name);
+                code = 2;
+            }
+        }
+    }
+    code
 }

@@ -10,9 +10,11 @@ pub mod checks;
 pub mod cluster;
 pub mod cli;
 pub mod lint;
+pub mod kept;
 pub mod model;
 pub mod report;
 pub mod runner;
 pub mod sandbox;
 #[path = "../steps/mod.rs"]
 pub mod steps;
+pub mod toolchain;

@@ -80,3 +80,27 @@ mod tests {
         }
     }
 }
+
+/// The vocabulary as a Markdown table (the README's, and `labcheck vocabulary`).
+pub fn markdown_table() -> String {
+    let cell = |s: &str| s.replace('|', "\\|");
+    let mut out = String::from("| keyword | what it does | English | 日本語 |\n|---|---|---|---|\n");
+    for p in PHRASES {
+        let kw = match p.ty {
+            Given => "Given / 前提",
+            When => "When / もし",
+            Then => "Then / ならば",
+        };
+        out.push_str(&format!("| {kw} | {} | `{}` | `{}` |\n", cell(p.what), cell(p.en), cell(p.ja)));
+    }
+    out
+}
+
+#[cfg(test)]
+mod readme {
+    #[test]
+    fn readme_vocabulary_is_current() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap_or_default();
+        assert!(readme.contains(&super::markdown_table()), "README.md: paste the output of `labcheck vocabulary`");
+    }
+}

@@ -50,6 +50,10 @@ impl Console {
                 }
                 if let Some(k) = kept {
                     eprintln!("  {cell}: kept at {}", k.display());
+                    if let Some(name) = k.file_name().filter(|_| k.join("cell.json").exists()) {
+                        let name = name.to_string_lossy();
+                        eprintln!("  enter it with `labcheck shell {name}`, remove it with `labcheck down {name}`");
+                    }
                 }
                 eprintln!("{} {cell}", if *passed { "✔" } else { "✘" });
             }

@@ -248,6 +248,10 @@ async fn run_cell(opts: &RunOptions, env: &Environment, plan: CellPlan, sink: Si
         record_kept(&cell, cluster.as_ref());
     }
     let (passed, error) = run_scenarios(&plan, cell.clone(), sink.clone()).await;
+    if keep {
+        // The workdir and environment are settled once the Background has run.
+        record_kept(&cell, cluster.as_ref());
+    }
     let kept = if keep || !passed { keep_leftovers(opts, &cell, keep) } else { None };
     if !keep {
         if let Some(c) = cluster.as_mut() {
@@ -306,17 +310,20 @@ async fn prepare(
     Ok((Arc::new(cell), cluster))
 }
 
-/// Writes what `labcheck ps`, `shell` and `down` need to find a kept cell.
+/// Writes what `labcheck ps`, `shell`, `grade` and `down` need to find a kept cell.
 fn record_kept(cell: &Cell, cluster: Option<&Cluster>) {
-    let record = serde_json::json!({
-        "id": cell.id.to_string(),
-        "slug": cell.id.slug(),
-        "lab": cell.lab.path,
-        "dir": cell.sandbox.dir(),
-        "holder": cell.sandbox.holder_pid(),
-        "cluster_pids": cluster.map(|c| c.pids()).unwrap_or_default(),
-    });
-    let _ = std::fs::write(cell.sandbox.dir().join("cell.json"), record.to_string());
+    let record = crate::kept::KeptCell {
+        name: cell.sandbox.dir().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| cell.id.slug()),
+        id: cell.id.to_string(),
+        lab: std::fs::canonicalize(&cell.lab.path).unwrap_or_else(|_| cell.lab.path.clone()),
+        dir: cell.sandbox.dir().to_owned(),
+        holder: cell.sandbox.holder_pid().unwrap_or_default(),
+        cluster_pids: cluster.map(|c| c.pids()).unwrap_or_default(),
+        env: cell.sandbox.env().into_iter().map(|(k, v)| (k, v.to_string_lossy().into_owned())).collect(),
+        workdir: cell.sandbox.workdir(),
+        has_cluster: cluster.is_some(),
+    };
+    let _ = record.save();
 }
 
 /// Runs the planned scenarios of one cell through cucumber; returns whether all passed and a

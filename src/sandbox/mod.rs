@@ -56,7 +56,8 @@ fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> S
 #[derive(Debug)]
 struct Holder {
     pid: i32,
-    child: tokio::process::Child,
+    /// Absent when attached to a kept cell's holder started by another labcheck.
+    child: Option<tokio::process::Child>,
     net: File,
     mnt: File,
 }
@@ -151,11 +152,43 @@ impl Sandbox {
             let p = PathBuf::from(format!("/proc/{pid}/ns/{ns}"));
             File::open(&p).map_err(io_err("cannot open namespace", &p))
         };
-        let holder = Holder { pid, net: open("net")?, mnt: open("mnt")?, child };
+        let holder = Holder { pid, net: open("net")?, mnt: open("mnt")?, child: Some(child) };
         std::fs::write(self.dir.join("holder.pid"), pid.to_string())
             .map_err(io_err("cannot write", &self.dir.join("holder.pid")))?;
         *self.holder.lock().unwrap_or_else(|e| e.into_inner()) = Some(holder);
         Ok(())
+    }
+
+    /// Attaches to the sandbox of a kept cell whose holder runs as `pid`.
+    pub fn attach(dir: &Path, pid: i32, env: BTreeMap<String, OsString>, workdir: PathBuf) -> Result<Sandbox, SandboxError> {
+        let open = |ns: &str| {
+            let p = PathBuf::from(format!("/proc/{pid}/ns/{ns}"));
+            File::open(&p).map_err(io_err("cannot open namespace", &p))
+        };
+        let holder = Holder { pid, net: open("net")?, mnt: open("mnt")?, child: None };
+        Ok(Sandbox {
+            dir: dir.to_owned(),
+            roots: SANDBOXED_ROOTS.iter().map(PathBuf::from).filter(|r| r.is_dir()).collect(),
+            keep_alive: true,
+            isolate_network: true,
+            holder: Mutex::new(Some(holder)),
+            env: Mutex::new(env),
+            workdir: Mutex::new(workdir),
+        })
+    }
+
+    /// The directory learner commands start in.
+    pub fn workdir(&self) -> PathBuf {
+        self.workdir.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// A shell for a person inside the cell: like [`Sandbox::command`] but in the terminal's
+    /// process group, so it can read from the terminal.
+    pub fn interactive_command(&self, program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.env_clear().envs(self.env());
+        unix::enter(&mut cmd, self.entry(true));
+        cmd
     }
 
     /// The cell's directory on the host.
@@ -259,9 +292,11 @@ impl Sandbox {
     /// Stops the holder (and with it the namespaces, once their last process is gone).
     pub async fn shutdown(&self) {
         let holder = self.holder.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(mut h) = holder {
+        if let Some(h) = holder {
             unix::kill_group(h.pid, libc::SIGKILL);
-            let _ = h.child.wait().await;
+            if let Some(mut child) = h.child {
+                let _ = child.wait().await;
+            }
         }
     }
 }

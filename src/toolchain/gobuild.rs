@@ -203,26 +203,43 @@ pub struct Go {
 
 impl Go {
     /// Finds `bin` (a name looked up on PATH, or a path) and checks it is Go ≥ 1.26.
-    /// The error is a sentence for the user: what is missing and what to install.
-    pub async fn detect(bin: &Path) -> Result<Go, String> {
-        let output = tokio::process::Command::new(bin)
+    /// The error is a sentence for the user: what is missing. Blocks for at most 30 s.
+    pub fn detect(bin: &Path) -> Result<Go, String> {
+        use std::io::Read as _;
+        let shown = bin.display();
+        let mut child = std::process::Command::new(bin)
             .args(["env", "GOVERSION"])
             .stdin(Stdio::null())
-            .kill_on_drop(true)
-            .output();
-        let output = match tokio::time::timeout(Duration::from_secs(30), output).await {
-            Ok(Ok(o)) if o.status.success() => o,
-            Ok(Ok(o)) => {
-                return Err(format!(
-                    "`{} env GOVERSION` failed: {}",
-                    bin.display(),
-                    String::from_utf8_lossy(&o.stderr).trim()
-                ));
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("Go is not installed (`{shown}`: {e})"))?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+                Ok(None) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!("`{shown} env GOVERSION` did not answer within 30 s"));
+                }
+                Err(e) => return Err(format!("`{shown} env GOVERSION`: {e}")),
             }
-            Ok(Err(e)) => return Err(format!("Go is not installed (`{}`: {e})", bin.display())),
-            Err(_) => return Err(format!("`{} env GOVERSION` did not answer within 30s", bin.display())),
         };
-        let version = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        // The output is one short line: it fits the pipe, so reading after exit cannot block.
+        let mut stdout = String::new();
+        let mut stderr = String::new();
+        if let Some(mut out) = child.stdout.take() {
+            let _ = out.read_to_string(&mut stdout);
+        }
+        if let Some(mut err) = child.stderr.take() {
+            let _ = err.read_to_string(&mut stderr);
+        }
+        if !status.success() {
+            return Err(format!("`{shown} env GOVERSION` failed: {}", stderr.trim()));
+        }
+        let version = stdout.trim().to_string();
         match parse_go_version(&version) {
             Some(v) if v >= GO_MIN => Ok(Go { bin: bin.to_path_buf(), version }),
             Some(_) => Err(format!("{version} is older than go{}.{}, which these modules need", GO_MIN.0, GO_MIN.1)),

@@ -1,0 +1,171 @@
+//! The toolchain's subcommands: `tools install` (resolve everything the matrix needs),
+//! `tools list` (what the cache holds) and `doctor` (what is found, what is missing, and how to
+//! get it). Each returns the process exit code: 0 fine, 2 a tool is missing or failed.
+
+use std::fmt::Write as _;
+
+use super::{Need, Resolved, Source, Toolchain, Versions, download, error_chain};
+
+/// Resolves istioctl for each requested version (the default matrix when none), then
+/// kube-apiserver, kubectl and etcd, building or downloading what the cache lacks.
+pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
+    let tc = tc.clone().with_versions(versions);
+    let specs = match versions.resolve_all(istio) {
+        Ok(specs) => specs,
+        Err(e) => {
+            eprintln!("labcheck: {}", error_chain(&e));
+            return 2;
+        }
+    };
+    let mut failed = 0;
+    for need in Need::all(&specs) {
+        let started = std::time::Instant::now();
+        match tc.resolve(&need).await {
+            Ok(resolved) => {
+                println!("{}  ({:.1} s)", line(&resolved), started.elapsed().as_secs_f64());
+            }
+            Err(e) => {
+                eprintln!("labcheck: {}", error_chain(&e));
+                failed += 1;
+            }
+        }
+    }
+    if failed == 0 { 0 } else { 2 }
+}
+
+/// Prints every binary in the cache with its source.
+pub fn list(tc: &Toolchain) -> i32 {
+    let entries = tc.cache.entries();
+    if entries.is_empty() {
+        println!("nothing cached in {}; run `labcheck tools install`", tc.cache_dir().display());
+        return 0;
+    }
+    for (meta, path) in entries {
+        println!(
+            "{} {}  {}  {:.0} MB, installed {} in {:.0} s  {}",
+            meta.tool,
+            meta.version,
+            meta.source,
+            meta.size as f64 / 1e6,
+            utc(meta.installed_at),
+            meta.seconds,
+            path.display()
+        );
+    }
+    0
+}
+
+/// For each tool the matrix needs: found (version, source with its pins, path) or missing with
+/// what to do about it; and whether Go can build. Exit 2 when anything is missing.
+pub fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
+    let tc = tc.clone().with_versions(versions);
+    let specs = match versions.resolve_all(istio) {
+        Ok(specs) => specs,
+        Err(e) => {
+            eprintln!("labcheck: {}", error_chain(&e));
+            return 2;
+        }
+    };
+    let go = tc.go_status();
+    match &go {
+        Ok(version) => println!("go       {version} (builds what is missing)"),
+        Err(reason) => println!("go       not usable: {reason}"),
+    }
+    println!("cache    {}", tc.cache_dir().display());
+    println!("versions {}", versions.path().display());
+
+    let mut missing = 0;
+    for need in Need::all(&specs) {
+        let tool = need.tool();
+        let version = tc.version_of(&need);
+        match tc.lookup(&need) {
+            Some(found) => {
+                println!("ok       {tool} {version}: {}", found.source.origin());
+                println!("         {}", found.path.display());
+            }
+            None => {
+                missing += 1;
+                println!("missing  {tool} {version}: {}", how_to_get(&tc, &need, go.is_ok()));
+            }
+        }
+    }
+    if missing == 0 {
+        0
+    } else {
+        println!("{missing} missing");
+        2
+    }
+}
+
+/// What a user can do to get `need`, given whether Go works.
+fn how_to_get(tc: &Toolchain, need: &Need, go_ok: bool) -> String {
+    let (release, module) = match need {
+        Need::Istioctl(spec) => {
+            (spec.release.clone(), spec.module.as_ref().map(|m| format!("{}@{}", m.path, m.version)))
+        }
+        Need::KubeApiserver | Need::Kubectl => (None, Some(format!("k8s.io/kubernetes@{}", tc.kubernetes_version()))),
+        Need::Etcd => (None, Some(format!("go.etcd.io/etcd/server/v3@{}", tc.etcd_version()))),
+    };
+    let url = release.as_deref().map(|r| {
+        download::archive_url(&tc.release_url, r).unwrap_or_else(|e| format!("(no archive: {e})"))
+    });
+    let mut text = String::from("run `labcheck tools install`");
+    match (url, module, go_ok) {
+        (Some(url), Some(module), true) => {
+            let _ = write!(text, " (downloads {url}, or builds {module} if that fails)");
+        }
+        (Some(url), Some(module), false) => {
+            let _ = write!(text, " (downloads {url}; building {module} instead needs Go ≥ 1.26)");
+        }
+        (Some(url), None, _) => {
+            let _ = write!(text, " (downloads {url})");
+        }
+        (None, Some(module), true) => {
+            let _ = write!(text, " (builds {module} with Go, a few minutes)");
+        }
+        (None, Some(module), false) => {
+            text = format!("install Go ≥ 1.26, then run `labcheck tools install` (builds {module})");
+        }
+        (None, None, _) => text = "no release or module is configured for it".into(),
+    }
+    text
+}
+
+/// One line for an installed binary.
+fn line(resolved: &Resolved) -> String {
+    let verb = match &resolved.source {
+        Source::Cache { .. } => "cached",
+        Source::Download { .. } => "downloaded",
+        Source::Build { .. } => "built",
+        Source::Path => "given",
+    };
+    format!("{verb:<10} {} {}: {}  {}", resolved.tool, resolved.version, resolved.source.origin(), resolved.path.display())
+}
+
+/// `2026-12-02 12:04 UTC` from Unix seconds (civil-from-days, proleptic Gregorian).
+fn utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02} UTC", rem / 3_600, rem % 3_600 / 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc(1_796_213_040), "2026-12-02 12:04 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00 UTC");
+    }
+}

@@ -1,0 +1,523 @@
+//! The toolchain: resolves each binary a cell needs — istioctl per Istio version, kube-apiserver,
+//! kubectl and etcd — to a path on disk, and says where it came from.
+//!
+//! Resolution order: an explicit path → the cache (`~/.cache/labcheck`, by tool and version,
+//! see [`cache`]) → the official release download with its checksum (istioctl, see
+//! [`download`]) → a build from the Go module with version ldflags (see [`gobuild`]). A failed
+//! download falls back to a build when Go is present and the version has a module entry.
+//! Installs are serialised per tool and version by a file lock, so two processes asking for the
+//! same binary build it once. Which versions exist comes from [`versions`]; the `tools` and
+//! `doctor` subcommands live in [`commands`]. Hands off a [`Resolved`] to the cluster and the
+//! cell's PATH.
+
+pub mod cache;
+pub mod commands;
+pub mod download;
+mod error;
+pub mod gobuild;
+pub mod versions;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+pub use cache::Metadata;
+pub use error::{DownloadError, ToolError};
+pub use versions::{GoModule, IstioSpec, Replace, Versions, load_versions};
+
+use cache::Cache;
+use gobuild::{Go, Recipe};
+
+/// The environment variable that overrides [`Toolchain::default_cache_dir`].
+pub const CACHE_DIR_ENV: &str = "LABCHECK_CACHE_DIR";
+
+/// How long to wait for another process installing the same binary: longer than its build can
+/// take (tidy + build timeouts).
+const LOCK_TIMEOUT: Duration = Duration::from_secs(2 * 60 * 60);
+
+/// The binaries a cell uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tool {
+    Istioctl,
+    KubeApiserver,
+    Kubectl,
+    Etcd,
+}
+
+impl Tool {
+    pub const ALL: [Tool; 4] = [Tool::Istioctl, Tool::KubeApiserver, Tool::Kubectl, Tool::Etcd];
+
+    /// The binary's file name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Istioctl => "istioctl",
+            Tool::KubeApiserver => "kube-apiserver",
+            Tool::Kubectl => "kubectl",
+            Tool::Etcd => "etcd",
+        }
+    }
+}
+
+impl fmt::Display for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One binary a cell needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Need {
+    Istioctl(IstioSpec),
+    KubeApiserver,
+    Kubectl,
+    Etcd,
+}
+
+impl Need {
+    pub fn tool(&self) -> Tool {
+        match self {
+            Need::Istioctl(_) => Tool::Istioctl,
+            Need::KubeApiserver => Tool::KubeApiserver,
+            Need::Kubectl => Tool::Kubectl,
+            Need::Etcd => Tool::Etcd,
+        }
+    }
+
+    /// Everything a matrix over `istio` needs: istioctl per version, then the cluster's tools.
+    pub fn all(istio: &[IstioSpec]) -> Vec<Need> {
+        let mut needs: Vec<Need> = istio.iter().cloned().map(Need::Istioctl).collect();
+        needs.extend([Need::KubeApiserver, Need::Kubectl, Need::Etcd]);
+        needs
+    }
+}
+
+/// Where a resolved binary came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    /// Found in the cache; `original` is how it got there.
+    Cache { original: Box<Source> },
+    /// An official release archive, checksum verified.
+    Download { url: String },
+    /// Built from a Go module (`path@version`) with these `replace` pins.
+    Build { module: String, overrides: Vec<String> },
+    /// A path the caller named explicitly.
+    Path,
+}
+
+impl Source {
+    /// The source before caching: what the binary actually is.
+    pub fn origin(&self) -> &Source {
+        match self {
+            Source::Cache { original } => original.origin(),
+            other => other,
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Cache { original } => write!(f, "cached, {original}"),
+            Source::Download { url } => write!(f, "downloaded from {url}"),
+            Source::Build { module, overrides } if overrides.is_empty() => write!(f, "built from {module}"),
+            Source::Build { module, overrides } => {
+                write!(f, "built from {module} with replace {}", overrides.join("; "))
+            }
+            Source::Path => f.write_str("explicit path"),
+        }
+    }
+}
+
+/// A binary ready to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub tool: Tool,
+    /// The version the binary reports.
+    pub version: String,
+    pub path: PathBuf,
+    pub source: Source,
+}
+
+impl fmt::Display for Resolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} at {} ({})", self.tool, self.version, self.path.display(), self.source)
+    }
+}
+
+/// What to do for one need, decided before acting.
+struct Plan {
+    tool: Tool,
+    version: String,
+    release: Option<String>,
+    recipe: Option<Recipe>,
+}
+
+/// Resolves binaries into a cache directory. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Toolchain {
+    cache: Cache,
+    go_bin: PathBuf,
+    release_url: String,
+    kubernetes: String,
+    etcd: String,
+    explicit: Vec<(Tool, String, PathBuf)>,
+    go: Arc<tokio::sync::OnceCell<Result<Go, String>>>,
+}
+
+impl Toolchain {
+    /// A toolchain caching under `cache_dir`, with the default Kubernetes and etcd versions
+    /// (see [`Toolchain::with_versions`]), `go` from PATH, and the release URL from
+    /// `LABCHECK_ISTIO_RELEASE_URL` or Istio's GitHub releases.
+    pub fn new(cache_dir: PathBuf) -> Self {
+        let release_url = std::env::var(download::RELEASE_URL_ENV)
+            .ok()
+            .filter(|u| !u.is_empty())
+            .unwrap_or_else(|| download::DEFAULT_RELEASE_URL.to_string());
+        Toolchain {
+            cache: Cache::new(cache_dir),
+            go_bin: PathBuf::from("go"),
+            release_url,
+            kubernetes: versions::DEFAULT_KUBERNETES.to_string(),
+            etcd: versions::DEFAULT_ETCD.to_string(),
+            explicit: Vec::new(),
+            go: Arc::default(),
+        }
+    }
+
+    /// `$LABCHECK_CACHE_DIR`, else `$XDG_CACHE_HOME/labcheck`, else `~/.cache/labcheck`.
+    pub fn default_cache_dir() -> PathBuf {
+        let env_dir = |name: &str| std::env::var_os(name).map(PathBuf::from).filter(|p| p.is_absolute());
+        if let Some(dir) = env_dir(CACHE_DIR_ENV) {
+            return dir;
+        }
+        if let Some(dir) = env_dir("XDG_CACHE_HOME") {
+            return dir.join("labcheck");
+        }
+        match env_dir("HOME") {
+            Some(home) => home.join(".cache").join("labcheck"),
+            None => std::env::temp_dir().join("labcheck-cache"),
+        }
+    }
+
+    /// Takes the Kubernetes and etcd versions from the version config.
+    pub fn with_versions(mut self, versions: &Versions) -> Self {
+        self.kubernetes = versions.kubernetes().to_string();
+        self.etcd = versions.etcd().to_string();
+        self
+    }
+
+    /// Downloads releases from `url` instead (`<url>/<version>/istioctl-…`).
+    pub fn with_release_url(mut self, url: impl Into<String>) -> Self {
+        self.release_url = url.into();
+        self
+    }
+
+    /// Builds with this `go` command instead of the one on PATH.
+    pub fn with_go(mut self, go: PathBuf) -> Self {
+        self.go_bin = go;
+        self.go = Arc::default();
+        self
+    }
+
+    /// Uses `path` for `tool` at `version`, before anything else.
+    pub fn with_path(mut self, tool: Tool, version: impl Into<String>, path: PathBuf) -> Self {
+        self.explicit.push((tool, version.into(), path));
+        self
+    }
+
+    pub fn cache_dir(&self) -> &Path {
+        self.cache.root()
+    }
+
+    /// The Kubernetes version kube-apiserver and kubectl resolve to.
+    pub fn kubernetes_version(&self) -> &str {
+        &self.kubernetes
+    }
+
+    /// The etcd version etcd resolves to.
+    pub fn etcd_version(&self) -> &str {
+        &self.etcd
+    }
+
+    /// The version `need` resolves to.
+    pub fn version_of(&self, need: &Need) -> String {
+        match need {
+            Need::Istioctl(spec) => spec.version.clone(),
+            Need::KubeApiserver | Need::Kubectl => self.kubernetes.clone(),
+            Need::Etcd => self.etcd.clone(),
+        }
+    }
+
+    pub async fn istioctl(&self, spec: &IstioSpec) -> Result<Resolved, ToolError> {
+        self.resolve(&Need::Istioctl(spec.clone())).await
+    }
+
+    pub async fn kube_apiserver(&self) -> Result<Resolved, ToolError> {
+        self.resolve(&Need::KubeApiserver).await
+    }
+
+    pub async fn kubectl(&self) -> Result<Resolved, ToolError> {
+        self.resolve(&Need::Kubectl).await
+    }
+
+    pub async fn etcd(&self) -> Result<Resolved, ToolError> {
+        self.resolve(&Need::Etcd).await
+    }
+
+    /// The binary for `need` if it is at hand (explicit path or cache); never builds or downloads.
+    pub fn lookup(&self, need: &Need) -> Option<Resolved> {
+        let plan = self.plan(need);
+        self.explicit(&plan).or_else(|| self.cached(&plan))
+    }
+
+    /// Whether Go can build, and if not, why (a sentence for the user). Blocks for at most 30 s
+    /// the first time; remembered afterwards.
+    pub fn go_status(&self) -> Result<String, String> {
+        let known = match self.go.get() {
+            Some(known) => known.clone(),
+            None => {
+                let detected = Go::detect(&self.go_bin);
+                let _ = self.go.set(detected.clone());
+                detected
+            }
+        };
+        known.map(|g| g.version)
+    }
+
+    /// Resolves `need`: explicit path → cache → download → build, installing into the cache.
+    pub async fn resolve(&self, need: &Need) -> Result<Resolved, ToolError> {
+        let plan = self.plan(need);
+        if let Some(found) = self.explicit(&plan).or_else(|| self.cached(&plan)) {
+            return Ok(found);
+        }
+        let _lock = self.cache.lock(plan.tool, &plan.version, LOCK_TIMEOUT).await?;
+        // Whoever held the lock may have installed it meanwhile.
+        if let Some(found) = self.cached(&plan) {
+            return Ok(found);
+        }
+        let started = Instant::now();
+        let (tmp, mut meta) = match (&plan.release, &plan.recipe) {
+            (Some(release), recipe) => match self.download(&plan, release).await {
+                Ok(done) => done,
+                Err(ToolError::Download { tool, version, url, source, .. }) => {
+                    let Some(recipe) = recipe else {
+                        let no_build = "this version has no Go module entry in istio-versions.toml to build from".into();
+                        return Err(ToolError::Download { tool, version, url, no_build, source });
+                    };
+                    let go = match self.go().await {
+                        Ok(go) => go,
+                        Err(reason) => {
+                            let no_build = format!("it cannot be built from {}: {reason}", recipe.module_id());
+                            return Err(ToolError::Download { tool, version, url, no_build, source });
+                        }
+                    };
+                    eprintln!(
+                        "labcheck: downloading {url} failed ({}); building {tool} {version} from Go module {} instead",
+                        error_chain(&source),
+                        recipe.module_id()
+                    );
+                    self.build(&go, recipe).await?
+                }
+                Err(other) => return Err(other),
+            },
+            (None, Some(recipe)) => {
+                let go = self.go().await.map_err(|reason| ToolError::NoGo {
+                    tool: plan.tool,
+                    version: plan.version.clone(),
+                    reason: format!("{reason}; install Go ≥ 1.26 to build it from {}", recipe.module_id()),
+                })?;
+                self.build(&go, recipe).await?
+            }
+            (None, None) => {
+                return Err(ToolError::NoGo {
+                    tool: plan.tool,
+                    version: plan.version.clone(),
+                    reason: "it names neither an official release nor a Go module".into(),
+                });
+            }
+        };
+        meta.seconds = started.elapsed().as_secs_f64();
+        let (path, meta) = self.cache.install(&tmp, meta)?;
+        Ok(Resolved { tool: plan.tool, version: plan.version, path, source: meta.source })
+    }
+
+    fn plan(&self, need: &Need) -> Plan {
+        let version = self.version_of(need);
+        let (release, recipe) = match need {
+            Need::Istioctl(spec) => (spec.release.clone(), spec.module.as_ref().map(|m| Recipe::istioctl(spec, m))),
+            Need::KubeApiserver => (None, Some(Recipe::kubernetes(Tool::KubeApiserver, &version))),
+            Need::Kubectl => (None, Some(Recipe::kubernetes(Tool::Kubectl, &version))),
+            Need::Etcd => (None, Some(Recipe::etcd(&version))),
+        };
+        Plan { tool: need.tool(), version, release, recipe }
+    }
+
+    fn explicit(&self, plan: &Plan) -> Option<Resolved> {
+        let (_, _, path) = self.explicit.iter().find(|(t, v, _)| *t == plan.tool && *v == plan.version)?;
+        Some(Resolved { tool: plan.tool, version: plan.version.clone(), path: path.clone(), source: Source::Path })
+    }
+
+    /// A cache hit, unless the cached build came from another module pin than the config's now
+    /// (then it is rebuilt).
+    fn cached(&self, plan: &Plan) -> Option<Resolved> {
+        let meta = self.cache.read(plan.tool, &plan.version)?;
+        if let (Source::Build { module, overrides }, Some(recipe)) = (&meta.source, &plan.recipe)
+            && (*module != recipe.module_id() || *overrides != recipe.overrides())
+        {
+            return None;
+        }
+        Some(Resolved {
+            tool: plan.tool,
+            version: plan.version.clone(),
+            path: self.cache.binary(plan.tool, &plan.version),
+            source: Source::Cache { original: Box::new(meta.source) },
+        })
+    }
+
+    async fn go(&self) -> Result<Go, String> {
+        let bin = self.go_bin.clone();
+        self.go
+            .get_or_init(|| async move {
+                tokio::task::spawn_blocking(move || Go::detect(&bin))
+                    .await
+                    .unwrap_or_else(|e| Err(format!("checking for Go failed: {e}")))
+            })
+            .await
+            .clone()
+    }
+
+    async fn build(&self, go: &Go, recipe: &Recipe) -> Result<(PathBuf, Metadata), ToolError> {
+        let dir = self.cache.wrapper_dir(recipe.tool, &recipe.version);
+        let out = self.cache.tmp_file(recipe.tool, &recipe.version);
+        let result = go.build(recipe, &dir, &out).await;
+        let generated = match result {
+            Ok(generated) => generated,
+            Err(e) => {
+                let _ = std::fs::remove_file(&out);
+                return Err(e);
+            }
+        };
+        let meta = Metadata {
+            tool: recipe.tool,
+            version: recipe.version.clone(),
+            source: Source::Build { module: recipe.module_id(), overrides: recipe.overrides() },
+            generated_replaces: generated.iter().map(Replace::to_string).collect(),
+            ldflags: Some(recipe.ldflags()),
+            go_version: Some(go.version.clone()),
+            archive_sha256: None,
+            installed_at: 0,
+            seconds: 0.0,
+            size: 0,
+        };
+        Ok((out, meta))
+    }
+
+    async fn download(&self, plan: &Plan, release: &str) -> Result<(PathBuf, Metadata), ToolError> {
+        let base = self.release_url.clone();
+        let url = download::archive_url(&base, release).unwrap_or_else(|_| format!("{base}/{release}/"));
+        let tmp_dir = self.cache.tmp_dir();
+        let owned_release = release.to_string();
+        eprintln!("labcheck: downloading {url}");
+        let fetched =
+            tokio::task::spawn_blocking(move || download::fetch_istioctl(&base, &owned_release, &tmp_dir))
+                .await
+                .map_err(|source| ToolError::Task { tool: plan.tool, version: plan.version.clone(), source })?;
+        let fetched = fetched.map_err(|source| ToolError::Download {
+            tool: plan.tool,
+            version: plan.version.clone(),
+            url: url.clone(),
+            no_build: String::new(),
+            source,
+        })?;
+        let meta = Metadata {
+            tool: plan.tool,
+            version: plan.version.clone(),
+            source: Source::Download { url: fetched.url },
+            generated_replaces: Vec::new(),
+            ldflags: None,
+            go_version: None,
+            archive_sha256: Some(fetched.archive_sha256),
+            installed_at: 0,
+            seconds: 0.0,
+            size: 0,
+        };
+        Ok((fetched.binary, meta))
+    }
+}
+
+/// An error and its causes on one line, `: `-separated.
+pub fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_say_where_a_binary_came_from() {
+        let build = Source::Build {
+            module: "istio.io/istio@v0.0.0-20260826214018-9739e10eb9d7".into(),
+            overrides: vec!["istio.io/api => istio.io/api v1.30.8".into()],
+        };
+        assert_eq!(
+            Source::Cache { original: Box::new(build.clone()) }.to_string(),
+            "cached, built from istio.io/istio@v0.0.0-20260826214018-9739e10eb9d7 with replace istio.io/api => istio.io/api v1.30.8"
+        );
+        assert_eq!(Source::Cache { original: Box::new(build.clone()) }.origin(), &build);
+        let json = serde_json::to_string(&build).expect("encode");
+        assert!(json.contains("\"kind\":\"build\""), "{json}");
+        assert_eq!(serde_json::from_str::<Source>(&json).expect("decode"), build);
+    }
+
+    #[test]
+    fn the_cache_dir_follows_the_environment() {
+        // Only reads the environment: the default is absolute whatever it is set to.
+        assert!(Toolchain::default_cache_dir().is_absolute());
+    }
+
+    #[test]
+    fn a_stale_pin_is_not_a_cache_hit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tc = Toolchain::new(dir.path().to_path_buf());
+        let cache = Cache::new(dir.path().to_path_buf());
+        std::fs::create_dir_all(cache.tmp_dir()).expect("tmp");
+        let install = |module: &str| {
+            let tmp = cache.tmp_file(Tool::Etcd, "v3.6.16");
+            std::fs::write(&tmp, b"etcd").expect("write");
+            let source = Source::Build { module: module.into(), overrides: Vec::new() };
+            let meta = Metadata {
+                tool: Tool::Etcd,
+                version: "v3.6.16".into(),
+                source: source.clone(),
+                generated_replaces: Vec::new(),
+                ldflags: None,
+                go_version: None,
+                archive_sha256: None,
+                installed_at: 0,
+                seconds: 0.0,
+                size: 0,
+            };
+            cache.install(&tmp, meta).expect("install");
+            source
+        };
+        install("go.etcd.io/etcd/server/v3@v3.6.15");
+        assert_eq!(tc.lookup(&Need::Etcd), None, "built from another module version");
+        let source = install("go.etcd.io/etcd/server/v3@v3.6.16");
+        let hit = tc.lookup(&Need::Etcd).expect("a matching build is a hit");
+        assert_eq!(hit.source, Source::Cache { original: Box::new(source) });
+        assert_eq!(hit.path, dir.path().join("tools/etcd/v3.6.16/etcd"));
+    }
+}
