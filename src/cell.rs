@@ -20,6 +20,9 @@ pub struct Cell {
     pub sandbox: Sandbox,
     /// Whether scenarios must show a failing check before their commands run.
     pub discrimination: bool,
+    /// Grading a learner's environment: learner commands are not run, and checks on a
+    /// command's result are not evaluated.
+    pub grading: bool,
     /// The harness's client for the cell's cluster, when the lab has one.
     pub kube: Option<kube::Client>,
     transcripts: Mutex<Vec<Transcript>>,
@@ -39,6 +42,7 @@ impl Cell {
             lab,
             sandbox,
             discrimination: true,
+            grading: false,
             kube: None,
             transcripts: Mutex::new(Vec::new()),
             prepared: Mutex::new(HashSet::new()),

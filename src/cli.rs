@@ -29,6 +29,8 @@ pub enum Command {
     },
     /// Print every phrase labs can use, English and Japanese, as a Markdown table.
     Vocabulary,
+    /// Grade a learner's environment: run only the lab's checks, step by step.
+    Grade(GradeArgs),
     /// List kept cells.
     Ps,
     /// Open a shell inside a kept cell: its files, KUBECONFIG, PATH and network.
@@ -69,6 +71,28 @@ pub struct RunArgs {
     pub report_dir: PathBuf,
 }
 
+#[derive(Debug, clap::Args)]
+pub struct GradeArgs {
+    /// The lab (a feature file).
+    pub lab: PathBuf,
+    /// Grade steps 1..=N only.
+    #[arg(long)]
+    pub step: Option<usize>,
+    /// Grade a cell kept by `run --keep` / `run --step N` (see `labcheck ps`).
+    #[arg(long, conflicts_with_all = ["kubeconfig", "context", "root"])]
+    pub cell: Option<String>,
+    /// The learner's kubeconfig (default: KUBECONFIG or ~/.kube/config).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// The context of that kubeconfig (default: its current context).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// A directory holding the learner's files, mapped to the lab's paths (DIR/root/istio is
+    /// /root/istio). Default: the host's own paths, only read.
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
@@ -82,6 +106,7 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Run(args) => runtime.block_on(run(args)),
         Command::Lint { paths } => lint(&paths),
+        Command::Grade(args) => runtime.block_on(grade(args)),
         Command::Ps => ps(),
         Command::Shell { cell } => runtime.block_on(shell(&cell)),
         Command::Down { cell, all } => runtime.block_on(down(cell.as_deref(), all)),
@@ -208,4 +233,33 @@ async fn down(name: Option<&str>, all: bool) -> i32 {
         }
     }
     code
+}
+
+async fn grade(args: GradeArgs) -> i32 {
+    let mut opts = RunOptions::new(vec![args.lab.clone()]);
+    opts.step = args.step;
+    let target = match &args.cell {
+        Some(name) => match kept::find(&opts.state_dir, name) {
+            Ok(c) => runner::GradeTarget::Kept(c),
+            Err(e) => {
+                eprintln!("labcheck grade: {e}");
+                return 2;
+            }
+        },
+        None => runner::GradeTarget::Learner { kubeconfig: args.kubeconfig, context: args.context, root: args.root },
+    };
+    let record = Rc::new(std::cell::RefCell::new(crate::report::Record::default()));
+    let sink_record = record.clone();
+    let summary = match runner::grade(&opts, target, Rc::new(move |e| sink_record.borrow_mut().apply(&e))).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("labcheck grade: {e}");
+            return 2;
+        }
+    };
+    print!("{}", crate::report::grade_text(&record.borrow()));
+    for e in &summary.harness_errors {
+        eprintln!("labcheck grade: {e}");
+    }
+    summary.exit_code()
 }

@@ -61,6 +61,10 @@ impl LabWorld {
     /// records the result and lets the step pass.
     pub fn check(&mut self, lang: Lang, check: Check) -> Result<(), String> {
         let cell = self.cell()?;
+        if cell.grading && check.is_about_command() {
+            // Grading runs no learner command: there is no result to look at.
+            return Ok(());
+        }
         let read = |p: &std::path::Path| cell.sandbox.read(p);
         let env = Env { read: &read, last: self.last.as_ref() };
         let result = check.evaluate(&env, lang);

@@ -1,1 +1,353 @@
-//! placeholder
+//! The toolchain against the real Go toolchain and a loopback release server: istioctl 1.31 and
+//! kubectl built from their modules report the pinned versions and render the right images; two
+//! processes installing one tool build it once; an official-layout release archive is installed
+//! when its checksum matches, refused when it does not, and a failed download falls back to a
+//! build.
+//!
+//! Builds of the repository's versions go to the user's cache (warm after the first run, as the
+//! lab suite uses it); everything else uses temporary caches. The release archive is made from
+//! the istioctl this suite builds, so it runs on a fresh machine with Go and its module proxy.
+
+use std::future::Future;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use labcheck::toolchain::{
+    Need, Resolved, Source, ToolError, Toolchain, Versions, error_chain, load_versions,
+};
+
+fn block_on<F: Future>(future: F) -> F::Output {
+    match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt.block_on(future),
+        Err(e) => panic!("cannot start a runtime: {e}"),
+    }
+}
+
+fn repo_versions() -> Versions {
+    match load_versions(Path::new(env!("CARGO_MANIFEST_DIR"))) {
+        Ok(v) => v,
+        Err(e) => panic!("istio-versions.toml: {}", error_chain(&e)),
+    }
+}
+
+/// The toolchain the lab suite uses: the user's cache, the repository's versions.
+fn real_toolchain() -> Toolchain {
+    Toolchain::new(Toolchain::default_cache_dir()).with_versions(&repo_versions())
+}
+
+fn resolve_or_panic(result: Result<Resolved, ToolError>) -> Resolved {
+    match result {
+        Ok(r) => r,
+        Err(e) => panic!("{}", error_chain(&e)),
+    }
+}
+
+/// istioctl 1.31 from its module, built once per test run (a cache hit after the first run).
+fn istioctl_131() -> &'static Resolved {
+    static RESOLVED: OnceLock<Resolved> = OnceLock::new();
+    RESOLVED.get_or_init(|| {
+        let spec = repo_versions().resolve("1.31").expect("1.31 is in the config");
+        resolve_or_panic(block_on(real_toolchain().istioctl(&spec)))
+    })
+}
+
+/// Runs a binary with no cluster configured, killed after `timeout` (`istioctl version` without
+/// `--remote=false` waits a minute for a cluster).
+fn run(bin: &Path, args: &[&str], timeout: Duration) -> Output {
+    let home = tempfile::tempdir().expect("tempdir");
+    let child = Command::new(bin)
+        .args(args)
+        .env("HOME", home.path())
+        .env("KUBECONFIG", home.path().join("no-kubeconfig"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.display()));
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(Ok(output)) => output,
+        Ok(Err(e)) => panic!("waiting for {}: {e}", bin.display()),
+        Err(_) => {
+            if let Ok(pid) = i32::try_from(pid) {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+            }
+            panic!("`{} {}` did not finish within {timeout:?}", bin.display(), args.join(" "))
+        }
+    }
+}
+
+fn stdout_of(bin: &Path, args: &[&str]) -> String {
+    let out = run(bin, args, Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "`{} {}` failed: {}\n{}",
+        bin.display(),
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+// ---- Building from Go modules, with version stamps -------------------------------------------
+
+#[test]
+fn istioctl_131_reports_its_build_version_and_renders_its_images() {
+    let istioctl = istioctl_131();
+    assert_eq!(istioctl.version, "1.31-dev.eed52ebb");
+    let module = "istio.io/istio@v0.0.0-20260827124520-eed52ebb66ad";
+    assert_eq!(istioctl.source.origin(), &Source::Build { module: module.into(), overrides: Vec::new() });
+
+    let version = stdout_of(&istioctl.path, &["version", "--remote=false"]);
+    assert_eq!(version.trim(), "client version: 1.31-dev.eed52ebb");
+
+    let manifest = stdout_of(&istioctl.path, &["manifest", "generate"]);
+    assert!(
+        manifest.contains("docker.io/istio/proxyv2:1.31-dev.eed52ebb"),
+        "manifest generate does not render the stamped proxy image"
+    );
+    assert!(!manifest.contains("registry.istio.io/testing"), "an unstamped build renders testing images");
+
+    // The cache answers without building.
+    let started = std::time::Instant::now();
+    let hit = real_toolchain().lookup(&Need::Istioctl(repo_versions().resolve("1.31").expect("1.31")));
+    let hit = hit.expect("installed istioctl is a cache hit");
+    assert!(matches!(hit.source, Source::Cache { .. }), "{hit}");
+    assert!(started.elapsed() < Duration::from_secs(1), "cache lookup took {:?}", started.elapsed());
+}
+
+#[test]
+fn kubectl_reports_the_pinned_kubernetes_version() {
+    let kubectl = resolve_or_panic(block_on(real_toolchain().kubectl()));
+    assert_eq!(kubectl.version, "v1.35.4");
+    let version = stdout_of(&kubectl.path, &["version", "--client"]);
+    assert!(version.contains("Client Version: v1.35.4"), "{version}");
+    let Source::Build { module, .. } = kubectl.source.origin() else {
+        panic!("kubectl should come from a build: {kubectl}")
+    };
+    assert_eq!(module, "k8s.io/kubernetes@v1.35.4");
+}
+
+// ---- Two processes, one build -----------------------------------------------------------------
+
+const HELPER_CACHE_ENV: &str = "LABCHECK_TEST_LOCK_HELPER_CACHE";
+
+/// Not a test on its own: the body of each child process of the test below. It installs etcd
+/// into the cache the parent names and prints where it came from.
+#[test]
+fn lock_helper_install_etcd() {
+    let Some(cache) = std::env::var_os(HELPER_CACHE_ENV) else { return };
+    let resolved = resolve_or_panic(block_on(Toolchain::new(PathBuf::from(cache)).etcd()));
+    let how = match resolved.source {
+        Source::Cache { .. } => "cache",
+        Source::Build { .. } => "build",
+        Source::Download { .. } | Source::Path => "other",
+    };
+    println!("resolved-source={how} path={}", resolved.path.display());
+}
+
+#[test]
+fn concurrent_installs_of_one_tool_build_it_once() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let exe = std::env::current_exe().expect("test binary path");
+    let spawn = || {
+        Command::new(&exe)
+            .args(["--exact", "lock_helper_install_etcd", "--nocapture", "--test-threads=1"])
+            .env(HELPER_CACHE_ENV, cache.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn helper")
+    };
+    let children = [spawn(), spawn()];
+    let mut sources: Vec<String> = children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().expect("helper output");
+            assert!(out.status.success(), "helper failed: {}", out.status);
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let line = text.lines().find_map(|l| l.strip_prefix("resolved-source=")).map(str::to_string);
+            line.unwrap_or_else(|| panic!("helper printed no result:\n{text}"))
+        })
+        .collect();
+    sources.sort();
+    assert!(sources[0].starts_with("build ") && sources[1].starts_with("cache "), "{sources:?}");
+
+    let etcd = cache.path().join("tools/etcd/v3.6.16/etcd");
+    let version = stdout_of(&etcd, &["--version"]);
+    assert!(version.contains("etcd Version: 3.6.16"), "{version}");
+    let leftovers: Vec<_> = std::fs::read_dir(cache.path().join("tmp")).expect("tmp dir").collect();
+    assert!(leftovers.is_empty(), "partial files left behind: {leftovers:?}");
+}
+
+// ---- Official release downloads ---------------------------------------------------------------
+
+const GOOD: &str = "1.31.90";
+const BAD_CHECKSUM: &str = "1.31.91";
+const ABSENT: &str = "1.31.92";
+
+/// A loopback server with Istio's release layout: `<base>/<v>/istioctl-<v>-linux-amd64.tar.gz`
+/// and `.sha256`, the archive holding the istioctl this suite built. GOOD has its checksum,
+/// BAD_CHECKSUM another file's, ABSENT nothing.
+fn release_server() -> &'static str {
+    static BASE: OnceLock<String> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let root = tempfile::tempdir().expect("tempdir").keep();
+        let binary = std::fs::read(&istioctl_131().path).expect("read istioctl");
+        let archive = official_archive(&binary);
+        let digest = sha256_hex(&archive);
+        for (release, sum) in [(GOOD, digest.clone()), (BAD_CHECKSUM, sha256_hex(b"another archive"))] {
+            let name = format!("istioctl-{release}-linux-amd64.tar.gz");
+            let dir = root.join(release);
+            std::fs::create_dir_all(&dir).expect("release dir");
+            std::fs::write(dir.join(&name), &archive).expect("archive");
+            std::fs::write(dir.join(format!("{name}.sha256")), format!("{sum}  {name}\n")).expect("sha");
+        }
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let base = format!("http://{}/releases", listener.local_addr().expect("addr"));
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let root = root.clone();
+                std::thread::spawn(move || serve(stream, &root));
+            }
+        });
+        base
+    })
+}
+
+/// `tar czf istioctl-<v>-linux-amd64.tar.gz istioctl`, as Istio publishes it.
+fn official_archive(binary: &[u8]) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut tar = tar::Builder::new(gz);
+    let mut header = tar::Header::new_gnu();
+    header.set_size(binary.len() as u64);
+    header.set_mode(0o755);
+    header.set_entry_type(tar::EntryType::Regular);
+    header.set_cksum();
+    tar.append_data(&mut header, "istioctl", binary).expect("tar");
+    tar.into_inner().expect("tar").finish().expect("gzip")
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One HTTP/1.1 GET: the file under `root` at the path after `/releases/`, or 404.
+fn serve(stream: TcpStream, root: &Path) {
+    let mut reader = BufReader::new(&stream);
+    let mut request = String::new();
+    if reader.read_line(&mut request).is_err() {
+        return;
+    }
+    loop {
+        let mut header = String::new();
+        match reader.read_line(&mut header) {
+            Ok(0) | Err(_) => break,
+            Ok(_) if header.trim().is_empty() => break,
+            Ok(_) => {}
+        }
+    }
+    let path = request.split_whitespace().nth(1).unwrap_or("/");
+    let file = path
+        .strip_prefix("/releases/")
+        .filter(|p| !p.split('/').any(|c| c == ".." || c.is_empty()))
+        .map(|p| root.join(p))
+        .and_then(|p| std::fs::read(p).ok());
+    let mut stream = &stream;
+    let _ = match file {
+        Some(body) => {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&body))
+        }
+        None => stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nNot Found"),
+    };
+}
+
+fn download_toolchain(cache: &Path) -> Toolchain {
+    Toolchain::new(cache.to_path_buf()).with_versions(&repo_versions()).with_release_url(release_server())
+}
+
+#[test]
+fn a_release_with_a_good_checksum_is_installed_and_runs() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let tc = download_toolchain(cache.path());
+    let spec = repo_versions().resolve(GOOD).expect("a release number resolves");
+    let istioctl = resolve_or_panic(block_on(tc.istioctl(&spec)));
+    let url = format!("{}/{GOOD}/istioctl-{GOOD}-linux-amd64.tar.gz", release_server());
+    assert_eq!(istioctl.source, Source::Download { url: url.clone() });
+    assert_eq!(istioctl.path, cache.path().join(format!("tools/istioctl/{GOOD}/istioctl")));
+    let version = stdout_of(&istioctl.path, &["version", "--remote=false"]);
+    assert!(version.starts_with("client version: "), "{version}");
+
+    let meta: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(cache.path().join(format!("tools/istioctl/{GOOD}/meta.json"))).expect("meta.json"),
+    )
+    .expect("meta.json is JSON");
+    assert_eq!(meta["source"]["kind"], "download");
+    assert_eq!(meta["archive_sha256"].as_str().map(str::len), Some(64));
+
+    let again = resolve_or_panic(block_on(tc.istioctl(&spec)));
+    assert_eq!(again.source, Source::Cache { original: Box::new(Source::Download { url }) });
+}
+
+#[test]
+fn a_release_with_a_bad_checksum_is_refused_and_nothing_installed() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let tc = download_toolchain(cache.path());
+    let spec = repo_versions().resolve(BAD_CHECKSUM).expect("a release number resolves");
+    let err = block_on(tc.istioctl(&spec)).expect_err("a checksum mismatch must be refused");
+    let message = error_chain(&err);
+    assert!(message.contains("checksum mismatch"), "{message}");
+    assert!(message.contains(&format!("/{BAD_CHECKSUM}/istioctl-{BAD_CHECKSUM}-linux-amd64.tar.gz")), "{message}");
+    assert!(message.contains("no Go module entry"), "{message}");
+
+    assert_eq!(tc.lookup(&Need::Istioctl(spec)), None);
+    assert!(!cache.path().join(format!("tools/istioctl/{BAD_CHECKSUM}")).exists());
+    let leftovers: Vec<_> = std::fs::read_dir(cache.path().join("tmp")).expect("tmp dir").collect();
+    assert!(leftovers.is_empty(), "nothing may be unpacked from a refused archive: {leftovers:?}");
+}
+
+#[test]
+fn a_missing_release_names_the_url_and_the_reason() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let tc = download_toolchain(cache.path());
+    let spec = repo_versions().resolve(ABSENT).expect("a release number resolves");
+    let err = block_on(tc.istioctl(&spec)).expect_err("a 404 must fail");
+    let message = error_chain(&err);
+    assert!(message.contains(&format!("{}/{ABSENT}/istioctl-{ABSENT}-linux-amd64.tar.gz", release_server())), "{message}");
+    assert!(message.contains("404"), "{message}");
+}
+
+#[test]
+fn a_failed_download_falls_back_to_the_go_module() {
+    // An entry with both a release (absent from the server) and a module to build it from.
+    let config = format!(
+        r#"default = ["fallback"]
+           [[istio]]
+           label = "fallback"
+           release = "{ABSENT}"
+           module = "istio.io/istio"
+           module_version = "v0.0.0-20260827124520-eed52ebb66ad""#
+    );
+    let versions = Versions::parse(&config, Path::new("fallback.toml")).expect("config parses");
+    let spec = versions.resolve("fallback").expect("label resolves");
+    let cache = tempfile::tempdir().expect("tempdir");
+    let tc = download_toolchain(cache.path());
+    let istioctl = resolve_or_panic(block_on(tc.istioctl(&spec)));
+    assert!(matches!(istioctl.source, Source::Build { .. }), "{istioctl}");
+    let version = stdout_of(&istioctl.path, &["version", "--remote=false"]);
+    assert_eq!(version.trim(), format!("client version: {ABSENT}"));
+}

@@ -20,6 +20,21 @@ pub struct Pki {
     pub sa_pub: PathBuf,
 }
 
+impl Pki {
+    /// The paths of a PKI written earlier into `dir`.
+    pub fn existing(dir: &Path) -> Pki {
+        Pki {
+            ca_cert: dir.join("ca.crt"),
+            server_cert: dir.join("apiserver.crt"),
+            server_key: dir.join("apiserver.key"),
+            admin_cert: dir.join("admin.crt"),
+            admin_key: dir.join("admin.key"),
+            sa_key: dir.join("sa.key"),
+            sa_pub: dir.join("sa.pub"),
+        }
+    }
+}
+
 fn name(cn: &str, org: Option<&str>) -> DistinguishedName {
     let mut dn = DistinguishedName::new();
     dn.push(DnType::CommonName, cn);
@@ -68,15 +83,7 @@ pub fn write(dir: &Path) -> Result<Pki, String> {
 
     let sa_key = KeyPair::generate().map_err(err)?;
 
-    let pki = Pki {
-        ca_cert: dir.join("ca.crt"),
-        server_cert: dir.join("apiserver.crt"),
-        server_key: dir.join("apiserver.key"),
-        admin_cert: dir.join("admin.crt"),
-        admin_key: dir.join("admin.key"),
-        sa_key: dir.join("sa.key"),
-        sa_pub: dir.join("sa.pub"),
-    };
+    let pki = Pki::existing(dir);
     let files = [
         (&pki.ca_cert, ca_cert.pem()),
         (&pki.server_cert, server_cert.pem()),

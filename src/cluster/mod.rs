@@ -5,7 +5,7 @@
 
 mod certs;
 pub mod checks;
-mod forward;
+pub mod forward;
 pub mod kind;
 pub mod kubeconfig;
 pub mod local;
@@ -235,6 +235,19 @@ impl Backend {
             Backend::Kind(_) => "kind",
         }
     }
+}
+
+/// The harness's client for a kept local cell's cluster: a new forward into the cell's network
+/// (the one of the run that kept it ended with that run). Keep the forward while using the client.
+pub async fn attach_local(sandbox: &Sandbox, cluster_dir: &Path) -> Result<(kube::Client, forward::Forward), ClusterError> {
+    let network = sandbox.network().map_err(|e| ClusterError::Io(e.to_string()))?;
+    let target = std::net::SocketAddr::from(([127, 0, 0, 1], local::APISERVER_PORT));
+    let forward = forward::Forward::start(network, target).await.map_err(|e| ClusterError::Io(e.to_string()))?;
+    let pki = certs::Pki::existing(&cluster_dir.join("pki"));
+    let config = cluster_dir.join("attach-kubeconfig");
+    kubeconfig::write(&config, &format!("https://{}", forward.local), &pki).map_err(|e| ClusterError::Io(e.to_string()))?;
+    let client = client_for(&config, None).await?;
+    Ok((client, forward))
 }
 
 /// A kube-rs client for a kubeconfig (and context).

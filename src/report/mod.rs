@@ -192,3 +192,42 @@ pub fn test_name(c: &CellRecord, s: &StepRecord) -> String {
     let label = if c.id.label == "-" { String::new() } else { format!(" [istio {}]", c.id.label) };
     format!("{} › {}{label}", c.lab.name, s.step.name)
 }
+
+/// A grade's result, step by step, in the lab's language.
+pub fn grade_text(record: &Record) -> String {
+    use crate::model::Lang;
+    let mut out = String::new();
+    for c in record.cells.values() {
+        let lang = c.lab.lang;
+        out.push_str(&format!("{}\n", c.lab.name));
+        let mut steps: Vec<&StepRecord> = c.steps.iter().collect();
+        steps.sort_by_key(|s| s.step.index);
+        for s in steps {
+            let word = lang.pick("Step", "ステップ");
+            match &s.outcome {
+                Outcome::Passed => {
+                    out.push_str(&format!("  ✔ {word} {}: {} — {}\n", s.step.index, s.step.name, lang.pick("pass", "合格")))
+                }
+                Outcome::Failed { line, message } => {
+                    out.push_str(&format!(
+                        "  ✘ {word} {}: {} — {} ({}:{line})\n",
+                        s.step.index,
+                        s.step.name,
+                        lang.pick("not yet", "不合格"),
+                        c.lab.path.display()
+                    ));
+                    for l in message.lines() {
+                        out.push_str(&format!("      {l}\n"));
+                    }
+                }
+                Outcome::NotRun { reason } => out.push_str(&format!("  - {word} {}: {} ({reason})\n", s.step.index, s.step.name)),
+            }
+        }
+        let (passed, total) = (c.steps.iter().filter(|s| s.outcome.is_pass()).count(), c.steps.len());
+        out.push_str(&match lang {
+            Lang::En => format!("{passed} of {total} steps pass\n"),
+            Lang::Ja => format!("{total} ステップ中 {passed} ステップ合格\n"),
+        });
+    }
+    out
+}

@@ -67,6 +67,7 @@ struct Holder {
 pub struct Sandbox {
     dir: PathBuf,
     roots: Vec<PathBuf>,
+    view: Option<PathBuf>,
     keep_alive: bool,
     isolate_network: bool,
     holder: Mutex<Option<Holder>>,
@@ -80,6 +81,18 @@ impl Sandbox {
     /// cell gets a network namespace of its own with only `lo` (cells with a local cluster);
     /// without, it shares the host's network (cells that reach an existing or kind cluster).
     pub async fn create(dir: &Path, keep_alive: bool, isolate_network: bool) -> Result<Sandbox, SandboxError> {
+        Self::create_viewing(dir, keep_alive, isolate_network, None).await
+    }
+
+    /// Like [`Sandbox::create`], but the lab's paths show the files under `view` (a learner's
+    /// environment copied elsewhere: `view/root/istio` appears as `/root/istio`) instead of the
+    /// host's. Nothing under `view` is modified either.
+    pub async fn create_viewing(
+        dir: &Path,
+        keep_alive: bool,
+        isolate_network: bool,
+        view: Option<&Path>,
+    ) -> Result<Sandbox, SandboxError> {
         let roots: Vec<PathBuf> = SANDBOXED_ROOTS
             .iter()
             .map(PathBuf::from)
@@ -112,6 +125,7 @@ impl Sandbox {
         let sandbox = Sandbox {
             dir: dir.to_owned(),
             roots,
+            view: view.map(Path::to_owned),
             keep_alive,
             isolate_network,
             holder: Mutex::new(None),
@@ -130,9 +144,22 @@ impl Sandbox {
             for d in [&upper, &work] {
                 std::fs::create_dir_all(d).map_err(io_err("cannot create", d))?;
             }
+            let lower = match &self.view {
+                None => root.clone(),
+                Some(view) => {
+                    let mapped = view.join(root.strip_prefix("/").unwrap_or(root));
+                    if mapped.is_dir() {
+                        mapped
+                    } else {
+                        let empty = layer.join("empty");
+                        std::fs::create_dir_all(&empty).map_err(io_err("cannot create", &empty))?;
+                        empty
+                    }
+                }
+            };
             let options = format!(
                 "lowerdir={},upperdir={},workdir={}",
-                root.display(),
+                lower.display(),
                 upper.display(),
                 work.display()
             );
@@ -169,6 +196,7 @@ impl Sandbox {
         Ok(Sandbox {
             dir: dir.to_owned(),
             roots: SANDBOXED_ROOTS.iter().map(PathBuf::from).filter(|r| r.is_dir()).collect(),
+            view: None,
             keep_alive: true,
             isolate_network: true,
             holder: Mutex::new(Some(holder)),
