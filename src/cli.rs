@@ -6,7 +6,9 @@ use std::rc::Rc;
 
 use clap::{Parser, Subcommand};
 
+use crate::cluster::{self, Backend, LocalTools};
 use crate::kept;
+use crate::toolchain::{self, Toolchain};
 use crate::report::console::Console;
 use crate::runner::{self, PlanError, RunOptions};
 
@@ -26,6 +28,17 @@ pub enum Command {
         /// Feature files or directories.
         #[arg(default_value = "features")]
         paths: Vec<PathBuf>,
+    },
+    /// Build or download the binaries labs need; list what is cached.
+    Tools {
+        #[command(subcommand)]
+        action: ToolsAction,
+    },
+    /// What is installed, where it came from, what is missing and how to get it.
+    Doctor {
+        /// Istio versions to look for (default: the default matrix).
+        #[arg(long, value_delimiter = ',')]
+        istio: Vec<String>,
     },
     /// Print every phrase labs can use, English and Japanese, as a Markdown table.
     Vocabulary,
@@ -69,6 +82,47 @@ pub struct RunArgs {
     /// Where reports and failed cells' files go.
     #[arg(long, default_value = "target/labcheck")]
     pub report_dir: PathBuf,
+    /// Istio versions for labs tagged @istio: labels from istio-versions.toml or release numbers
+    /// (default: the file's default matrix).
+    #[arg(long, value_delimiter = ',')]
+    pub istio: Vec<String>,
+    /// Where clusters come from.
+    #[arg(long, value_enum, default_value_t = ClusterKind::Local)]
+    pub cluster: ClusterKind,
+    /// With --cluster existing: the kubeconfig.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// With --cluster existing: the context to use (labs mutate it).
+    #[arg(long)]
+    pub context: Option<String>,
+    /// With --cluster existing: allow labs to mutate that cluster.
+    #[arg(long)]
+    pub allow_existing_cluster: bool,
+    /// With --cluster kind: the node image.
+    #[arg(long)]
+    pub kind_image: Option<String>,
+}
+
+/// Cluster backends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClusterKind {
+    /// kube-apiserver + etcd inside each cell (the default).
+    Local,
+    /// A named context of a kubeconfig (needs --allow-existing-cluster).
+    Existing,
+    /// A kind cluster per cell.
+    Kind,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolsAction {
+    /// Resolve istioctl for each Istio version, kube-apiserver, kubectl and etcd.
+    Install {
+        #[arg(long, value_delimiter = ',')]
+        istio: Vec<String>,
+    },
+    /// What the cache holds.
+    List,
 }
 
 #[derive(Debug, clap::Args)]
@@ -107,6 +161,23 @@ pub fn main() -> i32 {
         Command::Run(args) => runtime.block_on(run(args)),
         Command::Lint { paths } => lint(&paths),
         Command::Grade(args) => runtime.block_on(grade(args)),
+        Command::Tools { action } => match tool_setup() {
+            Err(e) => {
+                eprintln!("labcheck: {e}");
+                2
+            }
+            Ok((tc, versions)) => match action {
+                ToolsAction::Install { istio } => runtime.block_on(toolchain::commands::install(&tc, &versions, &istio)),
+                ToolsAction::List => toolchain::commands::list(&tc),
+            },
+        },
+        Command::Doctor { istio } => match tool_setup() {
+            Err(e) => {
+                eprintln!("labcheck: {e}");
+                2
+            }
+            Ok((tc, versions)) => toolchain::commands::doctor(&tc, &versions, &istio),
+        },
         Command::Ps => ps(),
         Command::Shell { cell } => runtime.block_on(shell(&cell)),
         Command::Down { cell, all } => runtime.block_on(down(cell.as_deref(), all)),
@@ -141,19 +212,37 @@ fn report_plan_error(e: &PlanError) -> i32 {
 
 /// `labcheck run`, also what `cargo test` runs on features/.
 pub async fn run(args: RunArgs) -> i32 {
-    let mut opts = RunOptions::new(args.paths);
+    let mut opts = RunOptions::new(args.paths.clone());
     opts.jobs = args.jobs;
     opts.keep = args.keep;
-    opts.tags = args.tags;
+    opts.tags = args.tags.clone();
     opts.step = args.step;
-    opts.report_dir = args.report_dir;
+    opts.report_dir = args.report_dir.clone();
+    let setup = tool_setup();
+    if let Ok((_, versions)) = &setup {
+        opts.istio = if args.istio.is_empty() { versions.default_labels().to_vec() } else { args.istio.clone() };
+    }
     let cells = match runner::plan(&opts) {
         Ok(c) => c,
         Err(e) => return report_plan_error(&e),
     };
+    let env = if cells.iter().all(|c| c.needs == runner::Needs::Sandbox) {
+        runner::Environment::sandbox_only()
+    } else {
+        let prepared = match setup {
+            Ok((tc, versions)) => prepare_environment(&tc, &versions, &args, &cells).await,
+            Err(e) => Err(e),
+        };
+        match prepared {
+            Ok(env) => env,
+            Err(e) => {
+                eprintln!("labcheck: {e}");
+                return 2;
+            }
+        }
+    };
     let console = Rc::new(Console::default());
     let sink_console = console.clone();
-    let env = runner::Environment::sandbox_only();
     let summary = runner::run(&opts, &env, cells, Rc::new(move |e| sink_console.handle(&e))).await;
     let record = console.record();
     match record.write(&opts.report_dir) {
@@ -171,6 +260,55 @@ pub async fn run(args: RunArgs) -> i32 {
     let (passed, failed, not_run) = record.counts();
     println!("{passed} passed, {failed} failed, {not_run} skipped");
     summary.exit_code()
+}
+
+/// The toolchain and the versions file (`istio-versions.toml` in the working directory).
+fn tool_setup() -> Result<(Toolchain, toolchain::Versions), String> {
+    let versions = toolchain::load_versions(std::path::Path::new(".")).map_err(|e| toolchain::error_chain(&e))?;
+    let tc = Toolchain::new(Toolchain::default_cache_dir()).with_versions(&versions);
+    Ok((tc, versions))
+}
+
+fn tool(r: &toolchain::Resolved) -> runner::Tool {
+    runner::Tool { name: r.tool.name().to_owned(), version: r.version.clone(), source: r.source.to_string(), path: r.path.clone() }
+}
+
+/// Resolves every tool the planned cells need (building what the cache lacks) and the backend.
+async fn prepare_environment(
+    tc: &Toolchain,
+    versions: &toolchain::Versions,
+    args: &RunArgs,
+    cells: &[runner::CellPlan],
+) -> Result<runner::Environment, String> {
+    let chain = |e: toolchain::ToolError| toolchain::error_chain(&e);
+    let mut env = runner::Environment::sandbox_only();
+    let mut labels: Vec<String> =
+        cells.iter().filter(|c| c.needs == runner::Needs::Istio).map(|c| c.id.label.clone()).collect();
+    labels.dedup();
+    for label in labels {
+        let spec = versions.resolve(&label).map_err(chain)?;
+        let resolved = tc.istioctl(&spec).await.map_err(chain)?;
+        env.istioctl.insert(label, tool(&resolved));
+    }
+    env.kubectl = Some(tool(&tc.kubectl().await.map_err(chain)?));
+    env.backend = Some(match args.cluster {
+        ClusterKind::Local => {
+            let apiserver = tc.kube_apiserver().await.map_err(chain)?;
+            let etcd = tc.etcd().await.map_err(chain)?;
+            env.kubernetes = Some(tool(&apiserver));
+            Backend::Local(cluster::Local { tools: LocalTools { etcd: etcd.path, kube_apiserver: apiserver.path } })
+        }
+        ClusterKind::Existing => {
+            let kubeconfig = args.kubeconfig.clone().ok_or("--cluster existing needs --kubeconfig")?;
+            let context = args.context.clone().ok_or("--cluster existing needs --context")?;
+            if !args.allow_existing_cluster {
+                return Err(cluster::ClusterError::ExistingNotAllowed { context }.to_string());
+            }
+            Backend::Existing(cluster::Existing { kubeconfig, context, allowed: args.allow_existing_cluster })
+        }
+        ClusterKind::Kind => Backend::Kind(cluster::Kind { node_image: args.kind_image.clone(), kind: PathBuf::from("kind") }),
+    });
+    Ok(env)
 }
 
 fn ps() -> i32 {
