@@ -152,7 +152,7 @@ fn lock_helper_install_etcd() {
         Source::Build { .. } => "build",
         Source::Download { .. } | Source::Path => "other",
     };
-    println!("resolved-source={how} path={}", resolved.path.display());
+    println!("\nresolved-source={how} path={}", resolved.path.display());
 }
 
 #[test]
@@ -175,7 +175,8 @@ fn concurrent_installs_of_one_tool_build_it_once() {
             let out = c.wait_with_output().expect("helper output");
             assert!(out.status.success(), "helper failed: {}", out.status);
             let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            let line = text.lines().find_map(|l| l.strip_prefix("resolved-source=")).map(str::to_string);
+            // libtest may print its "test … ..." prefix on the same line.
+            let line = text.lines().find_map(|l| l.split_once("resolved-source=")).map(|(_, r)| r.to_string());
             line.unwrap_or_else(|| panic!("helper printed no result:\n{text}"))
         })
         .collect();

@@ -28,6 +28,21 @@ pub struct LocalCluster {
     pub etcd: tokio::process::Child,
     pub apiserver: tokio::process::Child,
     pub dir: PathBuf,
+    /// A kept cell's cluster outlives the harness.
+    pub keep: bool,
+}
+
+impl Drop for LocalCluster {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        for child in [&self.apiserver, &self.etcd] {
+            if let Some(pid) = child.id() {
+                unix::kill_group(pid as i32, libc::SIGKILL);
+            }
+        }
+    }
 }
 
 fn log_file(dir: &Path, name: &str) -> Result<(Stdio, Stdio), ClusterError> {
@@ -108,7 +123,7 @@ pub async fn start(
         .map_err(|e| ClusterError::Spawn { what: tools.kube_apiserver.display().to_string(), source: e })?;
     kubeconfig::write(learner_kubeconfig, &format!("https://127.0.0.1:{APISERVER_PORT}"), &pki)
         .map_err(|e| ClusterError::Io(format!("cannot write {}: {e}", learner_kubeconfig.display())))?;
-    Ok((LocalCluster { etcd, apiserver, dir: dir.to_owned() }, pki))
+    Ok((LocalCluster { etcd, apiserver, dir: dir.to_owned(), keep: sandbox.keeps() }, pki))
 }
 
 impl LocalCluster {

@@ -29,6 +29,8 @@ pub async fn run_script(
         .stderr(Stdio::piped())
         .spawn()?;
     let pgid = child.id().map(|p| p as i32);
+    // If this future is dropped (the run was interrupted), the group dies with it.
+    let _guard = GroupGuard(pgid);
     let out = tokio::spawn(read_limited(child.stdout.take()));
     let err = tokio::spawn(read_limited(child.stderr.take()));
 
@@ -83,4 +85,15 @@ async fn read_limited<R: tokio::io::AsyncRead + Unpin>(stream: Option<R>) -> Vec
         }
     }
     buf
+}
+
+/// Kills a process group when dropped.
+struct GroupGuard(Option<i32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0 {
+            unix::kill_group(pgid, libc::SIGKILL);
+        }
+    }
 }

@@ -219,6 +219,11 @@ impl Sandbox {
         cmd
     }
 
+    /// Whether the cell outlives this process (kept cells).
+    pub fn keeps(&self) -> bool {
+        self.keep_alive
+    }
+
     /// The cell's directory on the host.
     pub fn dir(&self) -> &Path {
         &self.dir
