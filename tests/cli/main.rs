@@ -1,4 +1,5 @@
 //! CLI tests: the real `labcheck` binary on fixture labs. Each area is a module.
 
 mod broken;
+mod cluster;
 mod sandbox;
