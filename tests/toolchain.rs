@@ -352,3 +352,39 @@ fn a_failed_download_falls_back_to_the_go_module() {
     let version = stdout_of(&istioctl.path, &["version", "--remote=false"]);
     assert_eq!(version.trim(), format!("client version: {ABSENT}"));
 }
+
+// ---- The subcommands --------------------------------------------------------------------------
+
+#[test]
+fn install_resolves_the_default_matrix_and_doctor_then_finds_everything() {
+    use labcheck::toolchain::commands;
+    let versions = repo_versions();
+    let tc = real_toolchain();
+    assert_eq!(block_on(commands::install(&tc, &versions, &[])), 0, "install failed");
+    assert_eq!(commands::doctor(&tc, &versions, &[]), 0, "doctor finds something missing");
+    assert_eq!(commands::list(&tc), 0);
+
+    let spec = versions.resolve("1.30").expect("1.30");
+    let istioctl = tc.lookup(&Need::Istioctl(spec)).expect("install put istioctl 1.30 in the cache");
+    let Source::Build { overrides, .. } = istioctl.source.origin() else { panic!("{istioctl}") };
+    assert_eq!(overrides.len(), 5, "{istioctl}");
+    let version = stdout_of(&istioctl.path, &["version", "--remote=false"]);
+    assert_eq!(version.trim(), "client version: 1.30-dev.9739e10e");
+
+    let apiserver = tc.lookup(&Need::KubeApiserver).expect("install put kube-apiserver in the cache");
+    assert_eq!(stdout_of(&apiserver.path, &["--version"]).trim(), "Kubernetes v1.35.4");
+}
+
+#[test]
+fn doctor_without_go_or_cache_says_what_is_missing() {
+    use labcheck::toolchain::commands;
+    let cache = tempfile::tempdir().expect("tempdir");
+    let tc = Toolchain::new(cache.path().to_path_buf()).with_go(PathBuf::from("/nonexistent/go"));
+    let versions = repo_versions();
+    assert_eq!(commands::doctor(&tc, &versions, &[]), 2);
+    assert_eq!(commands::list(&tc), 0);
+    let err = block_on(tc.etcd()).expect_err("no Go, no cache: etcd cannot be had");
+    let message = error_chain(&err);
+    assert!(message.contains("Go is not installed") && message.contains("install Go ≥ 1.26"), "{message}");
+    assert_eq!(block_on(commands::install(&tc, &versions, &["9.9".to_string()])), 2, "unknown label");
+}

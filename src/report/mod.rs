@@ -35,6 +35,24 @@ pub struct CellRecord {
     pub error: Option<String>,
 }
 
+/// Where a cell's time went.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timing {
+    pub setup: Duration,
+    pub steps: Duration,
+    pub commands: Duration,
+}
+
+impl CellRecord {
+    pub fn timing(&self) -> Timing {
+        Timing {
+            setup: self.setup.unwrap_or_default(),
+            steps: self.steps.iter().map(|s| s.duration).sum(),
+            commands: self.steps.iter().flat_map(|s| &s.transcripts).map(|t| t.duration).sum(),
+        }
+    }
+}
+
 /// The whole run, built from events.
 #[derive(Clone, Debug, Default)]
 pub struct Record {

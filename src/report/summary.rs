@@ -93,6 +93,14 @@ pub fn markdown(record: &Record) -> String {
         }
         for l in &m.labels {
             if let Some(c) = m.column(l) {
+                let t = c.timing();
+                out.push_str(&format!(
+                    "\n{}: setup {:.1}s, steps {:.1}s, of which learner commands {:.1}s\n",
+                    label_title(l),
+                    t.setup.as_secs_f64(),
+                    t.steps.as_secs_f64(),
+                    t.commands.as_secs_f64()
+                ));
                 let tools: Vec<String> =
                     c.tools.tools.iter().map(|(t, v, src)| format!("{t} {v} ({src})")).collect();
                 if !tools.is_empty() {

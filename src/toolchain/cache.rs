@@ -83,9 +83,23 @@ impl Cache {
         self.root.join("tmp")
     }
 
-    /// A fresh temporary path for `tool` in `tmp/`.
-    pub fn tmp_file(&self, tool: Tool, version: &str) -> PathBuf {
-        self.tmp_dir().join(format!(".{tool}-{version}.{}", std::process::id()))
+    /// A temporary path for `tool` at `version` in `tmp/`, ending in `suffix`. Only the holder
+    /// of the tool's install lock writes these (`~` appears in no version, so one version's
+    /// prefix never matches another's).
+    pub fn tmp_file(&self, tool: Tool, version: &str, suffix: &str) -> PathBuf {
+        self.tmp_dir().join(format!(".{tool}-{version}~{}{suffix}", std::process::id()))
+    }
+
+    /// Removes what an interrupted install of `tool` at `version` left in `tmp/`. Call only
+    /// while holding its lock.
+    pub fn clean_tmp(&self, tool: Tool, version: &str) {
+        let prefix = format!(".{tool}-{version}~");
+        let Ok(dir) = std::fs::read_dir(self.tmp_dir()) else { return };
+        for entry in dir.filter_map(|e| e.ok()) {
+            if entry.file_name().to_str().is_some_and(|n| n.starts_with(&prefix)) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
     }
 
     /// The metadata of a complete cached binary, or `None`.
@@ -135,7 +149,7 @@ impl Cache {
         let binary = self.binary(meta.tool, &meta.version);
         std::fs::rename(from, &binary).map_err(io_err("cannot install the binary as", &binary))?;
         let meta_path = self.meta_path(meta.tool, &meta.version);
-        let tmp = self.tmp_dir().join(format!(".{}-{}.{}.json", meta.tool, meta.version, std::process::id()));
+        let tmp = self.tmp_file(meta.tool, &meta.version, ".json");
         let json = serde_json::to_string_pretty(&meta).map_err(|e| ToolError::Io {
             action: "cannot encode metadata for",
             path: meta_path.clone(),
@@ -215,7 +229,7 @@ mod tests {
         let cache = Cache::new(dir.path().to_path_buf());
         assert!(cache.read(Tool::Etcd, "v1.0.0").is_none());
         std::fs::create_dir_all(cache.tmp_dir()).expect("tmp");
-        let tmp = cache.tmp_file(Tool::Etcd, "v1.0.0");
+        let tmp = cache.tmp_file(Tool::Etcd, "v1.0.0", "");
         std::fs::write(&tmp, b"#!/bin/sh\n").expect("write");
         let (path, installed) = cache.install(&tmp, meta("v1.0.0")).expect("install");
         assert_eq!(path, dir.path().join("tools/etcd/v1.0.0/etcd"));

@@ -46,8 +46,14 @@ pub fn archive_url(base: &str, release: &str) -> Result<String, DownloadError> {
     Ok(format!("{}/{release}/{}", base.trim_end_matches('/'), archive_name(release)?))
 }
 
-/// Downloads, verifies and unpacks istioctl `release` into `tmp_dir`.
-pub fn fetch_istioctl(base: &str, release: &str, tmp_dir: &Path) -> Result<Fetched, DownloadError> {
+/// Downloads istioctl `release` to `archive_path`, verifies it, and unpacks its `istioctl` to
+/// `binary_path`. The archive is removed afterwards, and the binary too on any failure.
+pub fn fetch_istioctl(
+    base: &str,
+    release: &str,
+    archive_path: &Path,
+    binary_path: &Path,
+) -> Result<Fetched, DownloadError> {
     let file = archive_name(release)?;
     let url = archive_url(base, release)?;
     let checksum_url = format!("{url}.sha256");
@@ -68,30 +74,30 @@ pub fn fetch_istioctl(base: &str, release: &str, tmp_dir: &Path) -> Result<Fetch
         content: checksum_text.chars().take(200).collect(),
     })?;
 
-    std::fs::create_dir_all(tmp_dir)
-        .map_err(|source| DownloadError::Io { action: "cannot create", path: tmp_dir.to_path_buf(), source })?;
-    let archive_path = tmp_dir.join(format!(".{file}.{}", std::process::id()));
-    let archive = TempFile::new(archive_path.clone());
+    if let Some(dir) = archive_path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|source| DownloadError::Io { action: "cannot create", path: dir.to_path_buf(), source })?;
+    }
+    let archive = TempFile::new(archive_path.to_path_buf());
     let actual = {
         let mut response = get(&agent, &url)?;
         let mut body = response.body_mut().as_reader();
-        let mut out = File::create(&archive_path)
-            .map_err(|source| DownloadError::Io { action: "cannot create", path: archive_path.clone(), source })?;
+        let mut out = File::create(archive_path)
+            .map_err(|source| DownloadError::Io { action: "cannot create", path: archive_path.to_path_buf(), source })?;
         copy_hashing(&mut body, &mut out).map_err(|source| DownloadError::Read { url: url.clone(), source })?
     };
     if actual != expected {
         return Err(DownloadError::ChecksumMismatch { file, checksum_url, expected, actual });
     }
 
-    let binary = tmp_dir.join(format!(".istioctl-{release}.{}", std::process::id()));
-    let extracted = TempFile::new(binary.clone());
-    extract_istioctl(&archive_path, &binary).map_err(|e| match e {
+    let extracted = TempFile::new(binary_path.to_path_buf());
+    extract_istioctl(archive_path, binary_path).map_err(|e| match e {
         Extract::Missing => DownloadError::NoBinary { file: file.clone() },
         Extract::Io(source) => DownloadError::Unpack { file: file.clone(), source },
     })?;
     drop(archive);
     extracted.keep();
-    Ok(Fetched { binary, url, archive_sha256: actual })
+    Ok(Fetched { binary: binary_path.to_path_buf(), url, archive_sha256: actual })
 }
 
 fn get(agent: &ureq::Agent, url: &str) -> Result<ureq::http::Response<ureq::Body>, DownloadError> {

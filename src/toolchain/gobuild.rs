@@ -121,7 +121,7 @@ impl Recipe {
     pub fn overrides(&self) -> Vec<String> {
         let mut lines: Vec<String> = self.replace.iter().map(Replace::to_string).collect();
         if let Some(staging) = &self.staging {
-            lines.push(format!("{} staging modules => {staging}", self.module));
+            lines.push(format!("staging modules of {} => {staging}", self.module));
         }
         lines
     }

@@ -300,6 +300,7 @@ impl Toolchain {
         if let Some(found) = self.cached(&plan) {
             return Ok(found);
         }
+        self.cache.clean_tmp(plan.tool, &plan.version);
         let started = Instant::now();
         let (tmp, mut meta) = match (&plan.release, &plan.recipe) {
             (Some(release), recipe) => match self.download(&plan, release).await {
@@ -393,7 +394,7 @@ impl Toolchain {
 
     async fn build(&self, go: &Go, recipe: &Recipe) -> Result<(PathBuf, Metadata), ToolError> {
         let dir = self.cache.wrapper_dir(recipe.tool, &recipe.version);
-        let out = self.cache.tmp_file(recipe.tool, &recipe.version);
+        let out = self.cache.tmp_file(recipe.tool, &recipe.version, "");
         let result = go.build(recipe, &dir, &out).await;
         let generated = match result {
             Ok(generated) => generated,
@@ -420,11 +421,12 @@ impl Toolchain {
     async fn download(&self, plan: &Plan, release: &str) -> Result<(PathBuf, Metadata), ToolError> {
         let base = self.release_url.clone();
         let url = download::archive_url(&base, release).unwrap_or_else(|_| format!("{base}/{release}/"));
-        let tmp_dir = self.cache.tmp_dir();
+        let archive = self.cache.tmp_file(plan.tool, &plan.version, ".tar.gz");
+        let binary = self.cache.tmp_file(plan.tool, &plan.version, "");
         let owned_release = release.to_string();
         eprintln!("labcheck: downloading {url}");
         let fetched =
-            tokio::task::spawn_blocking(move || download::fetch_istioctl(&base, &owned_release, &tmp_dir))
+            tokio::task::spawn_blocking(move || download::fetch_istioctl(&base, &owned_release, &archive, &binary))
                 .await
                 .map_err(|source| ToolError::Task { tool: plan.tool, version: plan.version.clone(), source })?;
         let fetched = fetched.map_err(|source| ToolError::Download {
@@ -495,7 +497,7 @@ mod tests {
         let cache = Cache::new(dir.path().to_path_buf());
         std::fs::create_dir_all(cache.tmp_dir()).expect("tmp");
         let install = |module: &str| {
-            let tmp = cache.tmp_file(Tool::Etcd, "v3.6.16");
+            let tmp = cache.tmp_file(Tool::Etcd, "v3.6.16", "");
             std::fs::write(&tmp, b"etcd").expect("write");
             let source = Source::Build { module: module.into(), overrides: Vec::new() };
             let meta = Metadata {
