@@ -207,7 +207,9 @@ fn lint(paths: &[PathBuf]) -> i32 {
     let opts = RunOptions::new(paths.to_vec());
     match runner::plan(&opts) {
         Ok(cells) => {
-            println!("labcheck lint: no problems ({} cell(s) planned)", cells.len());
+            let mut labs: Vec<&std::path::Path> = cells.iter().map(|c| c.lab.path.as_path()).collect();
+            labs.dedup();
+            println!("labcheck lint: no problems in {} lab(s)", labs.len());
             0
         }
         Err(e) => report_plan_error(&e),

@@ -229,7 +229,18 @@ fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Probl
             }
         }
     }
+    let mut seen_step = false;
     for sc in feature.scenarios.iter().chain(feature.rules.iter().flat_map(|r| &r.scenarios)) {
+        if tags::has(&sc.tags, tags::MISTAKE) && !seen_step {
+            problems.push(Problem {
+                path: path.to_owned(),
+                line: sc.position.line,
+                col: sc.position.col,
+                message: "a mistake scenario must follow the step it gets wrong".to_owned(),
+                hint: Some("place it right after that step: its cell replays the steps before that one".to_owned()),
+            });
+        }
+        seen_step |= !tags::has(&sc.tags, tags::MISTAKE);
         if let Some(v) = tags::value(&sc.tags, tags::TIMEOUT)
             && v.parse::<u64>().is_err()
         {
@@ -266,22 +277,18 @@ fn to_lab(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Lab {
     let scenarios = feature.scenarios.iter().chain(feature.rules.iter().flat_map(|r| &r.scenarios));
     let mut list: Vec<&gherkin::Scenario> = scenarios.collect();
     list.sort_by_key(|s| s.position.line);
-    Lab {
-        path: path.to_owned(),
-        name: feature.name.clone(),
-        lang,
-        steps: list
-            .iter()
-            .enumerate()
-            .map(|(i, s)| LabStep {
-                index: i + 1,
-                name: s.name.clone(),
-                line: s.position.line,
-                tags: s.tags.clone(),
-                kind: if tags::has(&s.tags, tags::MISTAKE) { StepKind::Mistake } else { StepKind::Step },
-            })
-            .collect(),
-    }
+    let mut number = 0;
+    let steps = list
+        .iter()
+        .map(|s| {
+            let kind = if tags::has(&s.tags, tags::MISTAKE) { StepKind::Mistake } else { StepKind::Step };
+            if kind == StepKind::Step {
+                number += 1;
+            }
+            LabStep { index: number, name: s.name.clone(), line: s.position.line, tags: s.tags.clone(), kind }
+        })
+        .collect();
+    Lab { path: path.to_owned(), name: feature.name.clone(), lang, steps }
 }
 
 /// The feature files under `paths` (files as given, directories searched), in a stable order.

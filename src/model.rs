@@ -35,7 +35,8 @@ pub enum StepKind {
 /// One scenario of a lab, as the runner and the reports see it.
 #[derive(Clone, Debug)]
 pub struct LabStep {
-    /// 1-based position among the lab's scenarios, in file order.
+    /// For a step, its number in the lab (1-based, file order, mistakes not counted); for a
+    /// mistake, the number of the step it gets wrong (the step just before it).
     pub index: usize,
     pub name: String,
     pub line: usize,
@@ -68,7 +69,7 @@ pub struct CellId {
     pub lab: String,
     /// The matrix label, e.g. the Istio version `1.31`; `-` when the lab needs none.
     pub label: String,
-    /// Set for a cell that replays a lab up to one mistake scenario.
+    /// Set (to the mistake scenario's line) for a cell that replays a lab up to one mistake.
     pub mistake: Option<usize>,
 }
 
@@ -80,7 +81,7 @@ impl CellId {
             s.push_str(&format!("-{}", self.label.replace('.', "-")));
         }
         if let Some(m) = self.mistake {
-            s.push_str(&format!("-mistake{m}"));
+            s.push_str(&format!("-mistake-l{m}"));
         }
         s
     }
@@ -90,7 +91,7 @@ impl std::fmt::Display for CellId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} [{}]", self.lab, self.label)?;
         if let Some(m) = self.mistake {
-            write!(f, " (mistake {m})")?;
+            write!(f, " (mistake at line {m})")?;
         }
         Ok(())
     }
@@ -165,7 +166,8 @@ pub struct ToolsInfo {
 /// Everything the runner tells the reporters. Sinks match every variant.
 #[derive(Clone, Debug)]
 pub enum Event {
-    RunStarted { cells: Vec<(CellId, Lab)> },
+    /// Every cell of the run, with its lab and the lines of the scenarios it will run.
+    RunStarted { cells: Vec<(CellId, Lab, Vec<usize>)> },
     CellStarted { cell: CellId },
     EnvironmentReady { cell: CellId, tools: ToolsInfo, setup: Duration },
     StepFinished {

@@ -21,7 +21,10 @@ use labcheck::toolchain::{
 };
 
 fn block_on<F: Future>(future: F) -> F::Output {
-    match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt.block_on(future),
         Err(e) => panic!("cannot start a runtime: {e}"),
     }
@@ -50,7 +53,9 @@ fn resolve_or_panic(result: Result<Resolved, ToolError>) -> Resolved {
 fn istioctl_131() -> &'static Resolved {
     static RESOLVED: OnceLock<Resolved> = OnceLock::new();
     RESOLVED.get_or_init(|| {
-        let spec = repo_versions().resolve("1.31").expect("1.31 is in the config");
+        let spec = repo_versions()
+            .resolve("1.31")
+            .expect("1.31 is in the config");
         resolve_or_panic(block_on(real_toolchain().istioctl(&spec)))
     })
 }
@@ -78,9 +83,16 @@ fn run(bin: &Path, args: &[&str], timeout: Duration) -> Output {
         Ok(Err(e)) => panic!("waiting for {}: {e}", bin.display()),
         Err(_) => {
             if let Ok(pid) = i32::try_from(pid) {
-                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
             }
-            panic!("`{} {}` did not finish within {timeout:?}", bin.display(), args.join(" "))
+            panic!(
+                "`{} {}` did not finish within {timeout:?}",
+                bin.display(),
+                args.join(" ")
+            )
         }
     }
 }
@@ -105,7 +117,13 @@ fn istioctl_131_reports_its_build_version_and_renders_its_images() {
     let istioctl = istioctl_131();
     assert_eq!(istioctl.version, "1.31-dev.eed52ebb");
     let module = "istio.io/istio@v0.0.0-20260827124520-eed52ebb66ad";
-    assert_eq!(istioctl.source.origin(), &Source::Build { module: module.into(), overrides: Vec::new() });
+    assert_eq!(
+        istioctl.source.origin(),
+        &Source::Build {
+            module: module.into(),
+            overrides: Vec::new()
+        }
+    );
 
     let version = stdout_of(&istioctl.path, &["version", "--remote=false"]);
     assert_eq!(version.trim(), "client version: 1.31-dev.eed52ebb");
@@ -115,14 +133,23 @@ fn istioctl_131_reports_its_build_version_and_renders_its_images() {
         manifest.contains("docker.io/istio/proxyv2:1.31-dev.eed52ebb"),
         "manifest generate does not render the stamped proxy image"
     );
-    assert!(!manifest.contains("registry.istio.io/testing"), "an unstamped build renders testing images");
+    assert!(
+        !manifest.contains("registry.istio.io/testing"),
+        "an unstamped build renders testing images"
+    );
 
     // The cache answers without building.
     let started = std::time::Instant::now();
-    let hit = real_toolchain().lookup(&Need::Istioctl(repo_versions().resolve("1.31").expect("1.31")));
+    let hit = real_toolchain().lookup(&Need::Istioctl(
+        repo_versions().resolve("1.31").expect("1.31"),
+    ));
     let hit = hit.expect("installed istioctl is a cache hit");
     assert!(matches!(hit.source, Source::Cache { .. }), "{hit}");
-    assert!(started.elapsed() < Duration::from_secs(1), "cache lookup took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "cache lookup took {:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -145,7 +172,9 @@ const HELPER_CACHE_ENV: &str = "LABCHECK_TEST_LOCK_HELPER_CACHE";
 /// into the cache the parent names and prints where it came from.
 #[test]
 fn lock_helper_install_etcd() {
-    let Some(cache) = std::env::var_os(HELPER_CACHE_ENV) else { return };
+    let Some(cache) = std::env::var_os(HELPER_CACHE_ENV) else {
+        return;
+    };
     let resolved = resolve_or_panic(block_on(Toolchain::new(PathBuf::from(cache)).etcd()));
     let how = match resolved.source {
         Source::Cache { .. } => "cache",
@@ -161,7 +190,12 @@ fn concurrent_installs_of_one_tool_build_it_once() {
     let exe = std::env::current_exe().expect("test binary path");
     let spawn = || {
         Command::new(&exe)
-            .args(["--exact", "lock_helper_install_etcd", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "lock_helper_install_etcd",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(HELPER_CACHE_ENV, cache.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -176,18 +210,29 @@ fn concurrent_installs_of_one_tool_build_it_once() {
             assert!(out.status.success(), "helper failed: {}", out.status);
             let text = String::from_utf8_lossy(&out.stdout).into_owned();
             // libtest may print its "test … ..." prefix on the same line.
-            let line = text.lines().find_map(|l| l.split_once("resolved-source=")).map(|(_, r)| r.to_string());
+            let line = text
+                .lines()
+                .find_map(|l| l.split_once("resolved-source="))
+                .map(|(_, r)| r.to_string());
             line.unwrap_or_else(|| panic!("helper printed no result:\n{text}"))
         })
         .collect();
     sources.sort();
-    assert!(sources[0].starts_with("build ") && sources[1].starts_with("cache "), "{sources:?}");
+    assert!(
+        sources[0].starts_with("build ") && sources[1].starts_with("cache "),
+        "{sources:?}"
+    );
 
     let etcd = cache.path().join("tools/etcd/v3.6.16/etcd");
     let version = stdout_of(&etcd, &["--version"]);
     assert!(version.contains("etcd Version: 3.6.16"), "{version}");
-    let leftovers: Vec<_> = std::fs::read_dir(cache.path().join("tmp")).expect("tmp dir").collect();
-    assert!(leftovers.is_empty(), "partial files left behind: {leftovers:?}");
+    let leftovers: Vec<_> = std::fs::read_dir(cache.path().join("tmp"))
+        .expect("tmp dir")
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "partial files left behind: {leftovers:?}"
+    );
 }
 
 // ---- Official release downloads ---------------------------------------------------------------
@@ -206,12 +251,19 @@ fn release_server() -> &'static str {
         let binary = std::fs::read(&istioctl_131().path).expect("read istioctl");
         let archive = official_archive(&binary);
         let digest = sha256_hex(&archive);
-        for (release, sum) in [(GOOD, digest.clone()), (BAD_CHECKSUM, sha256_hex(b"another archive"))] {
+        for (release, sum) in [
+            (GOOD, digest.clone()),
+            (BAD_CHECKSUM, sha256_hex(b"another archive")),
+        ] {
             let name = format!("istioctl-{release}-linux-amd64.tar.gz");
             let dir = root.join(release);
             std::fs::create_dir_all(&dir).expect("release dir");
             std::fs::write(dir.join(&name), &archive).expect("archive");
-            std::fs::write(dir.join(format!("{name}.sha256")), format!("{sum}  {name}\n")).expect("sha");
+            std::fs::write(
+                dir.join(format!("{name}.sha256")),
+                format!("{sum}  {name}\n"),
+            )
+            .expect("sha");
         }
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let base = format!("http://{}/releases", listener.local_addr().expect("addr"));
@@ -234,13 +286,17 @@ fn official_archive(binary: &[u8]) -> Vec<u8> {
     header.set_mode(0o755);
     header.set_entry_type(tar::EntryType::Regular);
     header.set_cksum();
-    tar.append_data(&mut header, "istioctl", binary).expect("tar");
+    tar.append_data(&mut header, "istioctl", binary)
+        .expect("tar");
     tar.into_inner().expect("tar").finish().expect("gzip")
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
-    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// One HTTP/1.1 GET: the file under `root` at the path after `/releases/`, or 404.
@@ -271,64 +327,113 @@ fn serve(stream: TcpStream, root: &Path) {
                 "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
                 body.len()
             );
-            stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&body))
+            stream
+                .write_all(head.as_bytes())
+                .and_then(|()| stream.write_all(&body))
         }
-        None => stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nNot Found"),
+        None => stream.write_all(
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nNot Found",
+        ),
     };
 }
 
 fn download_toolchain(cache: &Path) -> Toolchain {
-    Toolchain::new(cache.to_path_buf()).with_versions(&repo_versions()).with_release_url(release_server())
+    Toolchain::new(cache.to_path_buf())
+        .with_versions(&repo_versions())
+        .with_release_url(release_server())
 }
 
 #[test]
 fn a_release_with_a_good_checksum_is_installed_and_runs() {
     let cache = tempfile::tempdir().expect("tempdir");
     let tc = download_toolchain(cache.path());
-    let spec = repo_versions().resolve(GOOD).expect("a release number resolves");
+    let spec = repo_versions()
+        .resolve(GOOD)
+        .expect("a release number resolves");
     let istioctl = resolve_or_panic(block_on(tc.istioctl(&spec)));
-    let url = format!("{}/{GOOD}/istioctl-{GOOD}-linux-amd64.tar.gz", release_server());
+    let url = format!(
+        "{}/{GOOD}/istioctl-{GOOD}-linux-amd64.tar.gz",
+        release_server()
+    );
     assert_eq!(istioctl.source, Source::Download { url: url.clone() });
-    assert_eq!(istioctl.path, cache.path().join(format!("tools/istioctl/{GOOD}/istioctl")));
+    assert_eq!(
+        istioctl.path,
+        cache.path().join(format!("tools/istioctl/{GOOD}/istioctl"))
+    );
     let version = stdout_of(&istioctl.path, &["version", "--remote=false"]);
     assert!(version.starts_with("client version: "), "{version}");
 
     let meta: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(cache.path().join(format!("tools/istioctl/{GOOD}/meta.json"))).expect("meta.json"),
+        &std::fs::read_to_string(
+            cache
+                .path()
+                .join(format!("tools/istioctl/{GOOD}/meta.json")),
+        )
+        .expect("meta.json"),
     )
     .expect("meta.json is JSON");
     assert_eq!(meta["source"]["kind"], "download");
     assert_eq!(meta["archive_sha256"].as_str().map(str::len), Some(64));
 
     let again = resolve_or_panic(block_on(tc.istioctl(&spec)));
-    assert_eq!(again.source, Source::Cache { original: Box::new(Source::Download { url }) });
+    assert_eq!(
+        again.source,
+        Source::Cache {
+            original: Box::new(Source::Download { url })
+        }
+    );
 }
 
 #[test]
 fn a_release_with_a_bad_checksum_is_refused_and_nothing_installed() {
     let cache = tempfile::tempdir().expect("tempdir");
     let tc = download_toolchain(cache.path());
-    let spec = repo_versions().resolve(BAD_CHECKSUM).expect("a release number resolves");
+    let spec = repo_versions()
+        .resolve(BAD_CHECKSUM)
+        .expect("a release number resolves");
     let err = block_on(tc.istioctl(&spec)).expect_err("a checksum mismatch must be refused");
     let message = error_chain(&err);
     assert!(message.contains("checksum mismatch"), "{message}");
-    assert!(message.contains(&format!("/{BAD_CHECKSUM}/istioctl-{BAD_CHECKSUM}-linux-amd64.tar.gz")), "{message}");
+    assert!(
+        message.contains(&format!(
+            "/{BAD_CHECKSUM}/istioctl-{BAD_CHECKSUM}-linux-amd64.tar.gz"
+        )),
+        "{message}"
+    );
     assert!(message.contains("no Go module entry"), "{message}");
 
     assert_eq!(tc.lookup(&Need::Istioctl(spec)), None);
-    assert!(!cache.path().join(format!("tools/istioctl/{BAD_CHECKSUM}")).exists());
-    let leftovers: Vec<_> = std::fs::read_dir(cache.path().join("tmp")).expect("tmp dir").collect();
-    assert!(leftovers.is_empty(), "nothing may be unpacked from a refused archive: {leftovers:?}");
+    assert!(
+        !cache
+            .path()
+            .join(format!("tools/istioctl/{BAD_CHECKSUM}"))
+            .exists()
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(cache.path().join("tmp"))
+        .expect("tmp dir")
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "nothing may be unpacked from a refused archive: {leftovers:?}"
+    );
 }
 
 #[test]
 fn a_missing_release_names_the_url_and_the_reason() {
     let cache = tempfile::tempdir().expect("tempdir");
     let tc = download_toolchain(cache.path());
-    let spec = repo_versions().resolve(ABSENT).expect("a release number resolves");
+    let spec = repo_versions()
+        .resolve(ABSENT)
+        .expect("a release number resolves");
     let err = block_on(tc.istioctl(&spec)).expect_err("a 404 must fail");
     let message = error_chain(&err);
-    assert!(message.contains(&format!("{}/{ABSENT}/istioctl-{ABSENT}-linux-amd64.tar.gz", release_server())), "{message}");
+    assert!(
+        message.contains(&format!(
+            "{}/{ABSENT}/istioctl-{ABSENT}-linux-amd64.tar.gz",
+            release_server()
+        )),
+        "{message}"
+    );
     assert!(message.contains("404"), "{message}");
 }
 
@@ -348,7 +453,10 @@ fn a_failed_download_falls_back_to_the_go_module() {
     let cache = tempfile::tempdir().expect("tempdir");
     let tc = download_toolchain(cache.path());
     let istioctl = resolve_or_panic(block_on(tc.istioctl(&spec)));
-    assert!(matches!(istioctl.source, Source::Build { .. }), "{istioctl}");
+    assert!(
+        matches!(istioctl.source, Source::Build { .. }),
+        "{istioctl}"
+    );
     let version = stdout_of(&istioctl.path, &["version", "--remote=false"]);
     assert_eq!(version.trim(), format!("client version: {ABSENT}"));
 }
@@ -360,19 +468,36 @@ fn install_resolves_the_default_matrix_and_doctor_then_finds_everything() {
     use labcheck::toolchain::commands;
     let versions = repo_versions();
     let tc = real_toolchain();
-    assert_eq!(block_on(commands::install(&tc, &versions, &[])), 0, "install failed");
-    assert_eq!(commands::doctor(&tc, &versions, &[]), 0, "doctor finds something missing");
+    assert_eq!(
+        block_on(commands::install(&tc, &versions, &[])),
+        0,
+        "install failed"
+    );
+    assert_eq!(
+        commands::doctor(&tc, &versions, &[]),
+        0,
+        "doctor finds something missing"
+    );
     assert_eq!(commands::list(&tc), 0);
 
     let spec = versions.resolve("1.30").expect("1.30");
-    let istioctl = tc.lookup(&Need::Istioctl(spec)).expect("install put istioctl 1.30 in the cache");
-    let Source::Build { overrides, .. } = istioctl.source.origin() else { panic!("{istioctl}") };
+    let istioctl = tc
+        .lookup(&Need::Istioctl(spec))
+        .expect("install put istioctl 1.30 in the cache");
+    let Source::Build { overrides, .. } = istioctl.source.origin() else {
+        panic!("{istioctl}")
+    };
     assert_eq!(overrides.len(), 5, "{istioctl}");
     let version = stdout_of(&istioctl.path, &["version", "--remote=false"]);
     assert_eq!(version.trim(), "client version: 1.30-dev.9739e10e");
 
-    let apiserver = tc.lookup(&Need::KubeApiserver).expect("install put kube-apiserver in the cache");
-    assert_eq!(stdout_of(&apiserver.path, &["--version"]).trim(), "Kubernetes v1.35.4");
+    let apiserver = tc
+        .lookup(&Need::KubeApiserver)
+        .expect("install put kube-apiserver in the cache");
+    assert_eq!(
+        stdout_of(&apiserver.path, &["--version"]).trim(),
+        "Kubernetes v1.35.4"
+    );
 }
 
 #[test]
@@ -385,6 +510,13 @@ fn doctor_without_go_or_cache_says_what_is_missing() {
     assert_eq!(commands::list(&tc), 0);
     let err = block_on(tc.etcd()).expect_err("no Go, no cache: etcd cannot be had");
     let message = error_chain(&err);
-    assert!(message.contains("Go is not installed") && message.contains("install Go ≥ 1.26"), "{message}");
-    assert_eq!(block_on(commands::install(&tc, &versions, &["9.9".to_string()])), 2, "unknown label");
+    assert!(
+        message.contains("Go is not installed") && message.contains("install Go ≥ 1.26"),
+        "{message}"
+    );
+    assert_eq!(
+        block_on(commands::install(&tc, &versions, &["9.9".to_string()])),
+        2,
+        "unknown label"
+    );
 }

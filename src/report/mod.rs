@@ -26,6 +26,8 @@ pub struct StepRecord {
 pub struct CellRecord {
     pub id: CellId,
     pub lab: Lab,
+    /// Lines of the scenarios the cell was to run.
+    pub planned: Vec<usize>,
     pub tools: ToolsInfo,
     pub setup: Option<Duration>,
     pub steps: Vec<StepRecord>,
@@ -66,12 +68,13 @@ impl Record {
     pub fn apply(&mut self, event: &Event) {
         match event {
             Event::RunStarted { cells } => {
-                for (id, lab) in cells {
+                for (id, lab, planned) in cells {
                     self.cells.insert(
                         id.clone(),
                         CellRecord {
                             id: id.clone(),
                             lab: lab.clone(),
+                            planned: planned.clone(),
                             tools: ToolsInfo::default(),
                             setup: None,
                             steps: Vec::new(),
@@ -137,20 +140,20 @@ impl Record {
     fn mark_unfinished(&mut self, reason: &str) {
         for c in self.cells.values_mut() {
             let ran: Vec<usize> = c.steps.iter().map(|s| s.step.line).collect();
-            let missing: Vec<LabStep> = c.lab.steps.iter().filter(|s| !ran.contains(&s.line)).cloned().collect();
+            let missing: Vec<LabStep> = c
+                .lab
+                .steps
+                .iter()
+                .filter(|s| c.planned.contains(&s.line) && !ran.contains(&s.line))
+                .cloned()
+                .collect();
             for step in missing {
-                let applies = match c.id.mistake {
-                    Some(m) => step.index <= m && (step.index == m || step.kind == crate::model::StepKind::Step),
-                    None => step.kind == crate::model::StepKind::Step,
-                };
-                if applies {
-                    c.steps.push(StepRecord {
-                        step,
-                        outcome: Outcome::NotRun { reason: reason.to_owned() },
-                        duration: Duration::ZERO,
-                        transcripts: Vec::new(),
-                    });
-                }
+                c.steps.push(StepRecord {
+                    step,
+                    outcome: Outcome::NotRun { reason: reason.to_owned() },
+                    duration: Duration::ZERO,
+                    transcripts: Vec::new(),
+                });
             }
         }
     }

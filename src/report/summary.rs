@@ -33,7 +33,7 @@ impl<'a> Matrix<'a> {
     }
 
     fn entry(&self, step: &LabStep, label: &str) -> Option<&'a StepRecord> {
-        let mistake = (step.kind == StepKind::Mistake).then_some(step.index);
+        let mistake = (step.kind == StepKind::Mistake).then_some(step.line);
         self.cells
             .iter()
             .find(|c| c.id.label == label && c.id.mistake == mistake)
@@ -48,7 +48,7 @@ impl<'a> Matrix<'a> {
 fn step_title(step: &LabStep) -> String {
     match step.kind {
         StepKind::Step => format!("{}. {}", step.index, step.name),
-        StepKind::Mistake => format!("{}. ⚠ {}", step.index, step.name),
+        StepKind::Mistake => format!("⚠ {} ({})", step.name, step.index),
     }
 }
 

@@ -158,11 +158,12 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
                 });
             }
             for m in lab.steps.iter().filter(|s| s.kind == StepKind::Mistake && selected(s)) {
+                // The mistake replaces the step it follows: replay the steps before that one.
                 let before = lab.steps.iter().filter(|s| s.kind == StepKind::Step && s.index < m.index);
                 let mut lines: Vec<usize> = before.map(|s| s.line).collect();
                 lines.push(m.line);
                 cells.push(CellPlan {
-                    id: CellId { lab: lab.slug(), label: label.clone(), mistake: Some(m.index) },
+                    id: CellId { lab: lab.slug(), label: label.clone(), mistake: Some(m.line) },
                     lab: lab.clone(),
                     lines,
                     needs,
@@ -179,7 +180,7 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
 /// Runs the planned cells, reporting through `sink`; stops early on Ctrl-C or SIGTERM.
 pub async fn run(opts: &RunOptions, env: &Environment, cells: Vec<CellPlan>, sink: Sink) -> Summary {
     let started = Instant::now();
-    sink(Event::RunStarted { cells: cells.iter().map(|c| (c.id.clone(), (*c.lab).clone())).collect() });
+    sink(Event::RunStarted { cells: cells.iter().map(|c| (c.id.clone(), (*c.lab).clone(), c.lines.clone())).collect() });
     let mut summary = Summary { cells: cells.len(), ..Summary::default() };
     let all = futures::stream::iter(cells.clone())
         .map(|c| run_cell(opts, env, c, sink.clone()))
@@ -370,7 +371,7 @@ pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result
     let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
     cell.grading = true;
     cell.kube = client;
-    sink(Event::RunStarted { cells: vec![(plan.id.clone(), (*plan.lab).clone())] });
+    sink(Event::RunStarted { cells: vec![(plan.id.clone(), (*plan.lab).clone(), plan.lines.clone())] });
     sink(Event::CellStarted { cell: plan.id.clone() });
     sink(Event::EnvironmentReady { cell: plan.id.clone(), tools: Default::default(), setup: started.elapsed() });
     let cell = Arc::new(cell);

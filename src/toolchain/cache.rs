@@ -87,16 +87,23 @@ impl Cache {
     /// of the tool's install lock writes these (`~` appears in no version, so one version's
     /// prefix never matches another's).
     pub fn tmp_file(&self, tool: Tool, version: &str, suffix: &str) -> PathBuf {
-        self.tmp_dir().join(format!(".{tool}-{version}~{}{suffix}", std::process::id()))
+        self.tmp_dir()
+            .join(format!(".{tool}-{version}~{}{suffix}", std::process::id()))
     }
 
     /// Removes what an interrupted install of `tool` at `version` left in `tmp/`. Call only
     /// while holding its lock.
     pub fn clean_tmp(&self, tool: Tool, version: &str) {
         let prefix = format!(".{tool}-{version}~");
-        let Ok(dir) = std::fs::read_dir(self.tmp_dir()) else { return };
+        let Ok(dir) = std::fs::read_dir(self.tmp_dir()) else {
+            return;
+        };
         for entry in dir.filter_map(|e| e.ok()) {
-            if entry.file_name().to_str().is_some_and(|n| n.starts_with(&prefix)) {
+            if entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(&prefix))
+            {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
@@ -119,9 +126,13 @@ impl Cache {
     pub fn entries(&self) -> Vec<(Metadata, PathBuf)> {
         let mut found = Vec::new();
         for tool in Tool::ALL {
-            let Ok(dir) = std::fs::read_dir(self.root.join("tools").join(tool.name())) else { continue };
-            let mut versions: Vec<String> =
-                dir.filter_map(|e| e.ok()).filter_map(|e| e.file_name().into_string().ok()).collect();
+            let Ok(dir) = std::fs::read_dir(self.root.join("tools").join(tool.name())) else {
+                continue;
+            };
+            let mut versions: Vec<String> = dir
+                .filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect();
             versions.sort();
             for version in versions {
                 if let Some(meta) = self.read(tool, &version) {
@@ -133,10 +144,18 @@ impl Cache {
     }
 
     /// Moves `from` (a file under `tmp/`) into place as the cached binary, then writes `meta`.
-    pub fn install(&self, from: &Path, mut meta: Metadata) -> Result<(PathBuf, Metadata), ToolError> {
+    pub fn install(
+        &self,
+        from: &Path,
+        mut meta: Metadata,
+    ) -> Result<(PathBuf, Metadata), ToolError> {
         let io_err = |action, path: &Path| {
             let path = path.to_path_buf();
-            move |source| ToolError::Io { action, path, source }
+            move |source| ToolError::Io {
+                action,
+                path,
+                source,
+            }
         };
         let dir = self.version_dir(meta.tool, &meta.version);
         std::fs::create_dir_all(&dir).map_err(io_err("cannot create", &dir))?;
@@ -144,7 +163,9 @@ impl Cache {
         std::fs::set_permissions(from, std::fs::Permissions::from_mode(0o755))
             .map_err(io_err("cannot make executable", from))?;
         meta.size = file.len();
-        meta.installed_at = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        meta.installed_at = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
 
         let binary = self.binary(meta.tool, &meta.version);
         std::fs::rename(from, &binary).map_err(io_err("cannot install the binary as", &binary))?;
@@ -162,19 +183,34 @@ impl Cache {
 
     /// Takes the install lock of `tool` at `version`, waiting (and saying so once on stderr)
     /// while another process holds it. The lock is released when the returned value drops.
-    pub async fn lock(&self, tool: Tool, version: &str, timeout: Duration) -> Result<Flock<File>, ToolError> {
+    pub async fn lock(
+        &self,
+        tool: Tool,
+        version: &str,
+        timeout: Duration,
+    ) -> Result<Flock<File>, ToolError> {
         let dir = self.root.join("locks");
-        std::fs::create_dir_all(&dir)
-            .map_err(|source| ToolError::Io { action: "cannot create", path: dir.clone(), source })?;
-        std::fs::create_dir_all(self.tmp_dir())
-            .map_err(|source| ToolError::Io { action: "cannot create", path: self.tmp_dir(), source })?;
+        std::fs::create_dir_all(&dir).map_err(|source| ToolError::Io {
+            action: "cannot create",
+            path: dir.clone(),
+            source,
+        })?;
+        std::fs::create_dir_all(self.tmp_dir()).map_err(|source| ToolError::Io {
+            action: "cannot create",
+            path: self.tmp_dir(),
+            source,
+        })?;
         let path = dir.join(format!("{tool}-{version}.lock"));
         let mut file = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(&path)
-            .map_err(|source| ToolError::Io { action: "cannot open the lock", path: path.clone(), source })?;
+            .map_err(|source| ToolError::Io {
+                action: "cannot open the lock",
+                path: path.clone(),
+                source,
+            })?;
         let started = Instant::now();
         let mut announced = false;
         loop {
@@ -192,12 +228,21 @@ impl Cache {
                         announced = true;
                     }
                     if started.elapsed() > timeout {
-                        return Err(ToolError::LockTimeout { tool, version: version.to_string(), path, timeout });
+                        return Err(ToolError::LockTimeout {
+                            tool,
+                            version: version.to_string(),
+                            path,
+                            timeout,
+                        });
                     }
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
                 Err((_, errno)) => {
-                    return Err(ToolError::Io { action: "cannot lock", path, source: io::Error::from(errno) });
+                    return Err(ToolError::Io {
+                        action: "cannot lock",
+                        path,
+                        source: io::Error::from(errno),
+                    });
                 }
             }
         }
@@ -212,7 +257,9 @@ mod tests {
         Metadata {
             tool: Tool::Etcd,
             version: version.into(),
-            source: Source::Download { url: "http://127.0.0.1/x".into() },
+            source: Source::Download {
+                url: "http://127.0.0.1/x".into(),
+            },
             generated_replaces: Vec::new(),
             ldflags: None,
             go_version: None,
@@ -246,10 +293,21 @@ mod tests {
     async fn a_second_locker_waits() {
         let dir = tempfile::tempdir().expect("tempdir");
         let cache = Cache::new(dir.path().to_path_buf());
-        let first = cache.lock(Tool::Etcd, "v1.0.0", Duration::from_secs(5)).await.expect("first lock");
-        let second = cache.lock(Tool::Etcd, "v1.0.0", Duration::from_millis(300)).await;
-        assert!(matches!(second, Err(ToolError::LockTimeout { .. })), "{second:?}");
+        let first = cache
+            .lock(Tool::Etcd, "v1.0.0", Duration::from_secs(5))
+            .await
+            .expect("first lock");
+        let second = cache
+            .lock(Tool::Etcd, "v1.0.0", Duration::from_millis(300))
+            .await;
+        assert!(
+            matches!(second, Err(ToolError::LockTimeout { .. })),
+            "{second:?}"
+        );
         drop(first);
-        cache.lock(Tool::Etcd, "v1.0.0", Duration::from_secs(5)).await.expect("lock after release");
+        cache
+            .lock(Tool::Etcd, "v1.0.0", Duration::from_secs(5))
+            .await
+            .expect("lock after release");
     }
 }

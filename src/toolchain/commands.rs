@@ -22,7 +22,11 @@ pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i
         let started = std::time::Instant::now();
         match tc.resolve(&need).await {
             Ok(resolved) => {
-                println!("{}  ({:.1} s)", line(&resolved), started.elapsed().as_secs_f64());
+                println!(
+                    "{}  ({:.1} s)",
+                    line(&resolved),
+                    started.elapsed().as_secs_f64()
+                );
             }
             Err(e) => {
                 eprintln!("labcheck: {}", error_chain(&e));
@@ -37,7 +41,10 @@ pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i
 pub fn list(tc: &Toolchain) -> i32 {
     let entries = tc.cache.entries();
     if entries.is_empty() {
-        println!("nothing cached in {}; run `labcheck tools install`", tc.cache_dir().display());
+        println!(
+            "nothing cached in {}; run `labcheck tools install`",
+            tc.cache_dir().display()
+        );
         return 0;
     }
     for (meta, path) in entries {
@@ -85,7 +92,10 @@ pub fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
             }
             None => {
                 missing += 1;
-                println!("missing  {tool} {version}: {}", how_to_get(&tc, &need, go.is_ok()));
+                println!(
+                    "missing  {tool} {version}: {}",
+                    how_to_get(&tc, &need, go.is_ok())
+                );
             }
         }
     }
@@ -100,11 +110,20 @@ pub fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
 /// What a user can do to get `need`, given whether Go works.
 fn how_to_get(tc: &Toolchain, need: &Need, go_ok: bool) -> String {
     let (release, module) = match need {
-        Need::Istioctl(spec) => {
-            (spec.release.clone(), spec.module.as_ref().map(|m| format!("{}@{}", m.path, m.version)))
-        }
-        Need::KubeApiserver | Need::Kubectl => (None, Some(format!("k8s.io/kubernetes@{}", tc.kubernetes_version()))),
-        Need::Etcd => (None, Some(format!("go.etcd.io/etcd/server/v3@{}", tc.etcd_version()))),
+        Need::Istioctl(spec) => (
+            spec.release.clone(),
+            spec.module
+                .as_ref()
+                .map(|m| format!("{}@{}", m.path, m.version)),
+        ),
+        Need::KubeApiserver | Need::Kubectl => (
+            None,
+            Some(format!("k8s.io/kubernetes@{}", tc.kubernetes_version())),
+        ),
+        Need::Etcd => (
+            None,
+            Some(format!("go.etcd.io/etcd/server/v3@{}", tc.etcd_version())),
+        ),
     };
     let url = release.as_deref().map(|r| {
         download::archive_url(&tc.release_url, r).unwrap_or_else(|e| format!("(no archive: {e})"))
@@ -115,7 +134,10 @@ fn how_to_get(tc: &Toolchain, need: &Need, go_ok: bool) -> String {
             let _ = write!(text, " (downloads {url}, or builds {module} if that fails)");
         }
         (Some(url), Some(module), false) => {
-            let _ = write!(text, " (downloads {url}; building {module} instead needs Go ≥ 1.26)");
+            let _ = write!(
+                text,
+                " (downloads {url}; building {module} instead needs Go ≥ 1.26)"
+            );
         }
         (Some(url), None, _) => {
             let _ = write!(text, " (downloads {url})");
@@ -124,7 +146,8 @@ fn how_to_get(tc: &Toolchain, need: &Need, go_ok: bool) -> String {
             let _ = write!(text, " (builds {module} with Go, a few minutes)");
         }
         (None, Some(module), false) => {
-            text = format!("install Go ≥ 1.26, then run `labcheck tools install` (builds {module})");
+            text =
+                format!("install Go ≥ 1.26, then run `labcheck tools install` (builds {module})");
         }
         (None, None, _) => text = "no release or module is configured for it".into(),
     }
@@ -139,7 +162,13 @@ fn line(resolved: &Resolved) -> String {
         Source::Build { .. } => "built",
         Source::Path => "given",
     };
-    format!("{verb:<10} {} {}: {}  {}", resolved.tool, resolved.version, resolved.source.origin(), resolved.path.display())
+    format!(
+        "{verb:<10} {} {}: {}  {}",
+        resolved.tool,
+        resolved.version,
+        resolved.source.origin(),
+        resolved.path.display()
+    )
 }
 
 /// `2026-12-02 12:04 UTC` from Unix seconds (civil-from-days, proleptic Gregorian).
@@ -155,7 +184,11 @@ fn utc(secs: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {:02}:{:02} UTC", rem / 3_600, rem % 3_600 / 60)
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        rem / 3_600,
+        rem % 3_600 / 60
+    )
 }
 
 #[cfg(test)]

@@ -43,7 +43,11 @@ pub fn archive_name(release: &str) -> Result<String, DownloadError> {
 
 /// The archive's URL under `base`.
 pub fn archive_url(base: &str, release: &str) -> Result<String, DownloadError> {
-    Ok(format!("{}/{release}/{}", base.trim_end_matches('/'), archive_name(release)?))
+    Ok(format!(
+        "{}/{release}/{}",
+        base.trim_end_matches('/'),
+        archive_name(release)?
+    ))
 }
 
 /// Downloads istioctl `release` to `archive_path`, verifies it, and unpacks its `istioctl` to
@@ -67,41 +71,69 @@ pub fn fetch_istioctl(
     let checksum_text = get(&agent, &checksum_url)?
         .body_mut()
         .read_to_string()
-        .map_err(|e| DownloadError::Http { url: checksum_url.clone(), source: Box::new(e) })?;
-    let expected = parse_checksum(&checksum_text, &file).ok_or_else(|| DownloadError::ChecksumFile {
-        url: checksum_url.clone(),
-        file: file.clone(),
-        content: checksum_text.chars().take(200).collect(),
-    })?;
+        .map_err(|e| DownloadError::Http {
+            url: checksum_url.clone(),
+            source: Box::new(e),
+        })?;
+    let expected =
+        parse_checksum(&checksum_text, &file).ok_or_else(|| DownloadError::ChecksumFile {
+            url: checksum_url.clone(),
+            file: file.clone(),
+            content: checksum_text.chars().take(200).collect(),
+        })?;
 
     if let Some(dir) = archive_path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|source| DownloadError::Io { action: "cannot create", path: dir.to_path_buf(), source })?;
+        std::fs::create_dir_all(dir).map_err(|source| DownloadError::Io {
+            action: "cannot create",
+            path: dir.to_path_buf(),
+            source,
+        })?;
     }
     let archive = TempFile::new(archive_path.to_path_buf());
     let actual = {
         let mut response = get(&agent, &url)?;
         let mut body = response.body_mut().as_reader();
-        let mut out = File::create(archive_path)
-            .map_err(|source| DownloadError::Io { action: "cannot create", path: archive_path.to_path_buf(), source })?;
-        copy_hashing(&mut body, &mut out).map_err(|source| DownloadError::Read { url: url.clone(), source })?
+        let mut out = File::create(archive_path).map_err(|source| DownloadError::Io {
+            action: "cannot create",
+            path: archive_path.to_path_buf(),
+            source,
+        })?;
+        copy_hashing(&mut body, &mut out).map_err(|source| DownloadError::Read {
+            url: url.clone(),
+            source,
+        })?
     };
     if actual != expected {
-        return Err(DownloadError::ChecksumMismatch { file, checksum_url, expected, actual });
+        return Err(DownloadError::ChecksumMismatch {
+            file,
+            checksum_url,
+            expected,
+            actual,
+        });
     }
 
     let extracted = TempFile::new(binary_path.to_path_buf());
     extract_istioctl(archive_path, binary_path).map_err(|e| match e {
         Extract::Missing => DownloadError::NoBinary { file: file.clone() },
-        Extract::Io(source) => DownloadError::Unpack { file: file.clone(), source },
+        Extract::Io(source) => DownloadError::Unpack {
+            file: file.clone(),
+            source,
+        },
     })?;
     drop(archive);
     extracted.keep();
-    Ok(Fetched { binary: binary_path.to_path_buf(), url, archive_sha256: actual })
+    Ok(Fetched {
+        binary: binary_path.to_path_buf(),
+        url,
+        archive_sha256: actual,
+    })
 }
 
 fn get(agent: &ureq::Agent, url: &str) -> Result<ureq::http::Response<ureq::Body>, DownloadError> {
-    agent.get(url).call().map_err(|e| DownloadError::Http { url: url.to_string(), source: Box::new(e) })
+    agent.get(url).call().map_err(|e| DownloadError::Http {
+        url: url.to_string(),
+        source: Box::new(e),
+    })
 }
 
 /// `<sha256 hex>  <file>` (sha256sum's format), or a bare digest. A named file must be ours.
@@ -110,7 +142,8 @@ pub fn parse_checksum(text: &str, file: &str) -> Option<String> {
     let digest = words.next()?.to_ascii_lowercase();
     let named = words.next().map(|n| n.trim_start_matches('*'));
     let is_digest = digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_hexdigit());
-    (is_digest && named.is_none_or(|n| n == file || n.ends_with(&format!("/{file}")))).then_some(digest)
+    (is_digest && named.is_none_or(|n| n == file || n.ends_with(&format!("/{file}"))))
+        .then_some(digest)
 }
 
 fn copy_hashing(from: &mut impl Read, to: &mut File) -> io::Result<String> {
@@ -142,13 +175,18 @@ fn extract_istioctl(archive: &Path, dest: &Path) -> Result<(), Extract> {
     let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
     for entry in tar.entries().map_err(Extract::Io)? {
         let mut entry = entry.map_err(Extract::Io)?;
-        let is_istioctl = entry.path().map_err(Extract::Io)?.file_name().is_some_and(|n| n == "istioctl");
+        let is_istioctl = entry
+            .path()
+            .map_err(Extract::Io)?
+            .file_name()
+            .is_some_and(|n| n == "istioctl");
         if !is_istioctl || !entry.header().entry_type().is_file() {
             continue;
         }
         let mut out = File::create(dest).map_err(Extract::Io)?;
         io::copy(&mut entry, &mut out).map_err(Extract::Io)?;
-        out.set_permissions(std::fs::Permissions::from_mode(0o755)).map_err(Extract::Io)?;
+        out.set_permissions(std::fs::Permissions::from_mode(0o755))
+            .map_err(Extract::Io)?;
         return Ok(());
     }
     Err(Extract::Missing)
@@ -189,10 +227,19 @@ mod tests {
     #[test]
     fn checksum_files_in_sha256sum_format() {
         let file = "istioctl-1.29.3-linux-amd64.tar.gz";
-        assert_eq!(parse_checksum(&format!("{DIGEST}  {file}\n"), file).as_deref(), Some(DIGEST));
-        assert_eq!(parse_checksum(&format!("{}  *{file}", DIGEST.to_uppercase()), file).as_deref(), Some(DIGEST));
+        assert_eq!(
+            parse_checksum(&format!("{DIGEST}  {file}\n"), file).as_deref(),
+            Some(DIGEST)
+        );
+        assert_eq!(
+            parse_checksum(&format!("{}  *{file}", DIGEST.to_uppercase()), file).as_deref(),
+            Some(DIGEST)
+        );
         assert_eq!(parse_checksum(DIGEST, file).as_deref(), Some(DIGEST));
-        assert_eq!(parse_checksum(&format!("{DIGEST}  other.tar.gz"), file), None);
+        assert_eq!(
+            parse_checksum(&format!("{DIGEST}  other.tar.gz"), file),
+            None
+        );
         assert_eq!(parse_checksum("<html>Not Found</html>", file), None);
         assert_eq!(parse_checksum("", file), None);
     }
@@ -201,7 +248,9 @@ mod tests {
     fn archive_names_follow_the_release_layout() {
         if std::env::consts::ARCH == "x86_64" {
             assert_eq!(
-                archive_url("http://127.0.0.1:1/dl/", "1.29.3").ok().as_deref(),
+                archive_url("http://127.0.0.1:1/dl/", "1.29.3")
+                    .ok()
+                    .as_deref(),
                 Some("http://127.0.0.1:1/dl/1.29.3/istioctl-1.29.3-linux-amd64.tar.gz")
             );
         }

@@ -28,10 +28,20 @@ pub enum ToolError {
     #[error(
         "no Istio version {requested:?}: name a label from {path} ({known}) or an official release number such as 1.29.3"
     )]
-    UnknownIstio { requested: String, known: String, path: PathBuf },
+    UnknownIstio {
+        requested: String,
+        known: String,
+        path: PathBuf,
+    },
     #[error("cannot build {tool} {version}: {reason}")]
-    NoGo { tool: Tool, version: String, reason: String },
-    #[error("building {tool} {version} failed: `{command}` in {dir} {status}; its last output:\n{output_tail}")]
+    NoGo {
+        tool: Tool,
+        version: String,
+        reason: String,
+    },
+    #[error(
+        "building {tool} {version} failed: `{command}` in {dir} {status}; its last output:\n{output_tail}"
+    )]
     Build {
         tool: Tool,
         version: String,
@@ -49,7 +59,12 @@ pub enum ToolError {
         source: io::Error,
     },
     #[error("`{command}` for {tool} {version} did not finish within {}s and was killed", timeout.as_secs())]
-    Timeout { tool: Tool, version: String, command: String, timeout: Duration },
+    Timeout {
+        tool: Tool,
+        version: String,
+        command: String,
+        timeout: Duration,
+    },
     #[error("unexpected output from `{command}`: {problem}")]
     GoOutput { command: String, problem: String },
     #[error("cannot get {tool} {version}: downloading {url} failed, and {no_build}")]
@@ -59,13 +74,18 @@ pub enum ToolError {
         url: String,
         no_build: String,
         #[source]
-        source: DownloadError,
+        source: Box<DownloadError>,
     },
     #[error(
         "waited {}s for another labcheck to finish installing {tool} {version} (lock {path})",
         timeout.as_secs()
     )]
-    LockTimeout { tool: Tool, version: String, path: PathBuf, timeout: Duration },
+    LockTimeout {
+        tool: Tool,
+        version: String,
+        path: PathBuf,
+        timeout: Duration,
+    },
     #[error("the install task for {tool} {version} failed")]
     Task {
         tool: Tool,
@@ -91,9 +111,18 @@ pub enum DownloadError {
         source: io::Error,
     },
     #[error("checksum file {url} is not `<sha256>  {file}`: {content:?}")]
-    ChecksumFile { url: String, file: String, content: String },
+    ChecksumFile {
+        url: String,
+        file: String,
+        content: String,
+    },
     #[error("checksum mismatch: {file} has SHA-256 {actual}, but {checksum_url} says {expected}")]
-    ChecksumMismatch { file: String, checksum_url: String, expected: String, actual: String },
+    ChecksumMismatch {
+        file: String,
+        checksum_url: String,
+        expected: String,
+        actual: String,
+    },
     #[error("the archive {file} has no `istioctl` file")]
     NoBinary { file: String },
     #[error("cannot unpack {file}")]
@@ -110,5 +139,8 @@ pub enum DownloadError {
         source: io::Error,
     },
     #[error("Istio publishes no istioctl archive for {os}/{arch}")]
-    Platform { os: &'static str, arch: &'static str },
+    Platform {
+        os: &'static str,
+        arch: &'static str,
+    },
 }

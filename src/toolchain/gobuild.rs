@@ -47,7 +47,9 @@ impl Recipe {
         // `buildVersion` is what `istioctl version` prints *and* the image tag: pkg/version sets
         // `DockerInfo.Tag = buildVersion`, and operator/pkg/render's hubTagOverlay renders
         // `<buildHub>/proxyv2:<buildVersion>` once both are stamped (else testing images).
-        let revision = pseudo_commit(&module.version).unwrap_or(&module.version).to_string();
+        let revision = pseudo_commit(&module.version)
+            .unwrap_or(&module.version)
+            .to_string();
         let v = "istio.io/istio/pkg/version";
         Recipe {
             tool: Tool::Istioctl,
@@ -71,20 +73,26 @@ impl Recipe {
     pub fn kubernetes(tool: Tool, version: &str) -> Self {
         let (major, minor) = {
             let mut parts = version.trim_start_matches('v').split('.');
-            (parts.next().unwrap_or_default().to_string(), parts.next().unwrap_or_default().to_string())
+            (
+                parts.next().unwrap_or_default().to_string(),
+                parts.next().unwrap_or_default().to_string(),
+            )
         };
         // The official build stamps both packages: component-base serves the binaries' --version,
         // client-go the version clients send and report.
-        let stamps = ["k8s.io/component-base/version", "k8s.io/client-go/pkg/version"]
-            .iter()
-            .flat_map(|pkg| {
-                [
-                    format!("{pkg}.gitVersion={version}"),
-                    format!("{pkg}.gitMajor={major}"),
-                    format!("{pkg}.gitMinor={minor}"),
-                ]
-            })
-            .collect();
+        let stamps = [
+            "k8s.io/component-base/version",
+            "k8s.io/client-go/pkg/version",
+        ]
+        .iter()
+        .flat_map(|pkg| {
+            [
+                format!("{pkg}.gitVersion={version}"),
+                format!("{pkg}.gitMajor={major}"),
+                format!("{pkg}.gitMinor={minor}"),
+            ]
+        })
+        .collect();
         Recipe {
             tool,
             version: version.to_string(),
@@ -139,7 +147,10 @@ impl Recipe {
 
 /// The wrapper module's go.mod.
 pub fn go_mod(name: &str, require: (&str, &str), replace: &[Replace]) -> String {
-    let mut text = format!("module labcheck.local/{name}\n\ngo {}.{}\n\nrequire {} {}\n", GO_MIN.0, GO_MIN.1, require.0, require.1);
+    let mut text = format!(
+        "module labcheck.local/{name}\n\ngo {}.{}\n\nrequire {} {}\n",
+        GO_MIN.0, GO_MIN.1, require.0, require.1
+    );
     if !replace.is_empty() {
         text.push('\n');
         for r in replace {
@@ -181,12 +192,20 @@ pub fn staging_replaces(go_mod: &str, version: &str) -> Vec<Replace> {
         } else {
             continue;
         };
-        let Some((old, new)) = directive.split_once("=>") else { continue };
-        let (Some(path), Some(target)) = (old.split_whitespace().next(), new.split_whitespace().next()) else {
+        let Some((old, new)) = directive.split_once("=>") else {
+            continue;
+        };
+        let (Some(path), Some(target)) =
+            (old.split_whitespace().next(), new.split_whitespace().next())
+        else {
             continue;
         };
         if target.starts_with("./staging/") {
-            found.push(Replace { path: path.into(), with_path: path.into(), with_version: version.into() });
+            found.push(Replace {
+                path: path.into(),
+                with_path: path.into(),
+                with_version: version.into(),
+            });
         }
     }
     found.sort();
@@ -218,11 +237,15 @@ impl Go {
         let status = loop {
             match child.try_wait() {
                 Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
                 Ok(None) => {
                     let _ = child.kill();
                     let _ = child.wait();
-                    return Err(format!("`{shown} env GOVERSION` did not answer within 30 s"));
+                    return Err(format!(
+                        "`{shown} env GOVERSION` did not answer within 30 s"
+                    ));
                 }
                 Err(e) => return Err(format!("`{shown} env GOVERSION`: {e}")),
             }
@@ -241,20 +264,37 @@ impl Go {
         }
         let version = stdout.trim().to_string();
         match parse_go_version(&version) {
-            Some(v) if v >= GO_MIN => Ok(Go { bin: bin.to_path_buf(), version }),
-            Some(_) => Err(format!("{version} is older than go{}.{}, which these modules need", GO_MIN.0, GO_MIN.1)),
+            Some(v) if v >= GO_MIN => Ok(Go {
+                bin: bin.to_path_buf(),
+                version,
+            }),
+            Some(_) => Err(format!(
+                "{version} is older than go{}.{}, which these modules need",
+                GO_MIN.0, GO_MIN.1
+            )),
             None => Err(format!("cannot tell the Go release from {version:?}")),
         }
     }
 
     /// Generates the wrapper module in `dir`, then builds `recipe` into `out`. Returns the
     /// `replace` lines that were generated (Kubernetes' staging modules).
-    pub async fn build(&self, recipe: &Recipe, dir: &Path, out: &Path) -> Result<Vec<Replace>, ToolError> {
+    pub async fn build(
+        &self,
+        recipe: &Recipe,
+        dir: &Path,
+        out: &Path,
+    ) -> Result<Vec<Replace>, ToolError> {
         let io_err = |action, path: &Path| {
             let path = path.to_path_buf();
-            move |source| ToolError::Io { action, path, source }
+            move |source| ToolError::Io {
+                action,
+                path,
+                source,
+            }
         };
-        tokio::fs::create_dir_all(dir).await.map_err(io_err("cannot create the wrapper module", dir))?;
+        tokio::fs::create_dir_all(dir)
+            .await
+            .map_err(io_err("cannot create the wrapper module", dir))?;
         let name = format!("{}-{}", recipe.tool, recipe.version);
         let go_mod_path = dir.join("go.mod");
         let require = (recipe.module.as_str(), recipe.module_version.as_str());
@@ -280,11 +320,24 @@ impl Go {
         let started = Instant::now();
         let progress = Progress::start(recipe, started);
         let result = async {
-            self.run(recipe, dir, &["mod", "tidy"], TIDY_TIMEOUT).await?;
+            self.run(recipe, dir, &["mod", "tidy"], TIDY_TIMEOUT)
+                .await?;
             let out_arg = out.to_string_lossy();
             let ldflags = recipe.ldflags();
-            self.run(recipe, dir, &["build", "-ldflags", &ldflags, "-o", &out_arg, &recipe.package], BUILD_TIMEOUT)
-                .await
+            self.run(
+                recipe,
+                dir,
+                &[
+                    "build",
+                    "-ldflags",
+                    &ldflags,
+                    "-o",
+                    &out_arg,
+                    &recipe.package,
+                ],
+                BUILD_TIMEOUT,
+            )
+            .await
         }
         .await;
         progress.finish(result.is_ok());
@@ -294,10 +347,20 @@ impl Go {
     /// The text of the go.mod `recipe.module` publishes, read from the module cache.
     async fn module_go_mod(&self, recipe: &Recipe, dir: &Path) -> Result<String, ToolError> {
         let id = recipe.module_id();
-        let stdout = self.run(recipe, dir, &["mod", "download", "-json", &id], TIDY_TIMEOUT).await?;
+        let stdout = self
+            .run(
+                recipe,
+                dir,
+                &["mod", "download", "-json", &id],
+                TIDY_TIMEOUT,
+            )
+            .await?;
         let command = format!("go mod download -json {id}");
-        let info: serde_json::Value = serde_json::from_str(&stdout)
-            .map_err(|e| ToolError::GoOutput { command: command.clone(), problem: format!("not JSON: {e}") })?;
+        let info: serde_json::Value =
+            serde_json::from_str(&stdout).map_err(|e| ToolError::GoOutput {
+                command: command.clone(),
+                problem: format!("not JSON: {e}"),
+            })?;
         let Some(path) = info.get("GoMod").and_then(|v| v.as_str()) else {
             let problem = match info.get("Error").and_then(|v| v.as_str()) {
                 Some(e) => e.to_string(),
@@ -305,16 +368,24 @@ impl Go {
             };
             return Err(ToolError::GoOutput { command, problem });
         };
-        tokio::fs::read_to_string(path).await.map_err(|source| ToolError::Io {
-            action: "cannot read the module's go.mod",
-            path: PathBuf::from(path),
-            source,
-        })
+        tokio::fs::read_to_string(path)
+            .await
+            .map_err(|source| ToolError::Io {
+                action: "cannot read the module's go.mod",
+                path: PathBuf::from(path),
+                source,
+            })
     }
 
     /// Runs `go args…` in `dir` in its own process group; on timeout the whole group (the
     /// compiler and linker included) is killed. Returns stdout.
-    async fn run(&self, recipe: &Recipe, dir: &Path, args: &[&str], timeout: Duration) -> Result<String, ToolError> {
+    async fn run(
+        &self,
+        recipe: &Recipe,
+        dir: &Path,
+        args: &[&str],
+        timeout: Duration,
+    ) -> Result<String, ToolError> {
         let command = format!("go {}", args.join(" "));
         let mut cmd = tokio::process::Command::new(&self.bin);
         cmd.args(args)
@@ -336,7 +407,9 @@ impl Go {
         })?;
         let pgid = child.id();
         match tokio::time::timeout(timeout, child.wait_with_output()).await {
-            Ok(Ok(output)) if output.status.success() => Ok(String::from_utf8_lossy(&output.stdout).into_owned()),
+            Ok(Ok(output)) if output.status.success() => {
+                Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+            }
             Ok(Ok(output)) => {
                 let mut text = String::from_utf8_lossy(&output.stderr).into_owned();
                 text.push_str(&String::from_utf8_lossy(&output.stdout));
@@ -349,12 +422,25 @@ impl Go {
                     output_tail: tail(&text, 30),
                 })
             }
-            Ok(Err(source)) => Err(ToolError::Spawn { tool: recipe.tool, version: recipe.version.clone(), command, source }),
+            Ok(Err(source)) => Err(ToolError::Spawn {
+                tool: recipe.tool,
+                version: recipe.version.clone(),
+                command,
+                source,
+            }),
             Err(_) => {
                 if let Some(pid) = pgid.and_then(|p| i32::try_from(p).ok()) {
-                    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+                    let _ = nix::sys::signal::killpg(
+                        nix::unistd::Pid::from_raw(pid),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
                 }
-                Err(ToolError::Timeout { tool: recipe.tool, version: recipe.version.clone(), command, timeout })
+                Err(ToolError::Timeout {
+                    tool: recipe.tool,
+                    version: recipe.version.clone(),
+                    command,
+                    timeout,
+                })
             }
         }
     }
@@ -370,16 +456,20 @@ pub fn parse_go_version(s: &str) -> Option<(u32, u32)> {
 }
 
 async fn write(path: &Path, text: &str) -> Result<(), ToolError> {
-    let mut file = tokio::fs::File::create(path).await.map_err(|source| ToolError::Io {
-        action: "cannot write",
-        path: path.to_path_buf(),
-        source,
-    })?;
-    file.write_all(text.as_bytes()).await.map_err(|source| ToolError::Io {
-        action: "cannot write",
-        path: path.to_path_buf(),
-        source,
-    })
+    let mut file = tokio::fs::File::create(path)
+        .await
+        .map_err(|source| ToolError::Io {
+            action: "cannot write",
+            path: path.to_path_buf(),
+            source,
+        })?;
+    file.write_all(text.as_bytes())
+        .await
+        .map_err(|source| ToolError::Io {
+            action: "cannot write",
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 fn tail(text: &str, lines: usize) -> String {
@@ -398,7 +488,12 @@ struct Progress {
 
 impl Progress {
     fn start(recipe: &Recipe, started: Instant) -> Progress {
-        let what = format!("{} {} from {}", recipe.tool, recipe.version, recipe.module_id());
+        let what = format!(
+            "{} {} from {}",
+            recipe.tool,
+            recipe.version,
+            recipe.module_id()
+        );
         let tty = std::io::stderr().is_terminal();
         eprintln!("labcheck: building {what} (go mod tidy, go build)");
         let line = what.clone();
@@ -415,7 +510,12 @@ impl Progress {
                 }
             }
         });
-        Progress { task, what, started, tty }
+        Progress {
+            task,
+            what,
+            started,
+            tty,
+        }
     }
 
     fn finish(self, ok: bool) {
@@ -437,11 +537,16 @@ mod tests {
     #[test]
     fn go_mod_for_istio_130_carries_its_pins() {
         let text = include_str!("../../istio-versions.toml");
-        let versions = Versions::parse(text, Path::new("istio-versions.toml")).expect("config parses");
+        let versions =
+            Versions::parse(text, Path::new("istio-versions.toml")).expect("config parses");
         let spec = versions.resolve("1.30").expect("1.30 resolves");
         let module = spec.module.clone().expect("module");
         let recipe = Recipe::istioctl(&spec, &module);
-        let generated = go_mod("istioctl-1.30-dev.9739e10e", (&recipe.module, &recipe.module_version), &recipe.replace);
+        let generated = go_mod(
+            "istioctl-1.30-dev.9739e10e",
+            (&recipe.module, &recipe.module_version),
+            &recipe.replace,
+        );
         assert_eq!(
             generated,
             "module labcheck.local/istioctl-1.30-dev.9739e10e\n\ngo 1.26\n\n\
@@ -467,7 +572,11 @@ mod tests {
     fn go_mod_without_pins_and_tools_go() {
         let recipe = Recipe::etcd("v3.6.16");
         assert_eq!(
-            go_mod("etcd-v3.6.16", (&recipe.module, &recipe.module_version), &[]),
+            go_mod(
+                "etcd-v3.6.16",
+                (&recipe.module, &recipe.module_version),
+                &[]
+            ),
             "module labcheck.local/etcd-v3.6.16\n\ngo 1.26\n\nrequire go.etcd.io/etcd/server/v3 v3.6.16\n"
         );
         assert_eq!(
@@ -491,7 +600,10 @@ mod tests {
         ] {
             assert!(flags.contains(want), "{flags} lacks {want}");
         }
-        assert_eq!(Recipe::kubernetes(Tool::KubeApiserver, "v1.35.4").package, "k8s.io/kubernetes/cmd/kube-apiserver");
+        assert_eq!(
+            Recipe::kubernetes(Tool::KubeApiserver, "v1.35.4").package,
+            "k8s.io/kubernetes/cmd/kube-apiserver"
+        );
     }
 
     #[test]
@@ -505,7 +617,10 @@ mod tests {
             )\n\n\
             replace k8s.io/kubectl => ./staging/src/k8s.io/kubectl\n\
             replace k8s.io/other v0.0.0 => ../elsewhere\n";
-        let lines: Vec<String> = staging_replaces(upstream, "v0.35.4").iter().map(Replace::to_string).collect();
+        let lines: Vec<String> = staging_replaces(upstream, "v0.35.4")
+            .iter()
+            .map(Replace::to_string)
+            .collect();
         assert_eq!(
             lines,
             [

@@ -49,7 +49,12 @@ pub enum Tool {
 }
 
 impl Tool {
-    pub const ALL: [Tool; 4] = [Tool::Istioctl, Tool::KubeApiserver, Tool::Kubectl, Tool::Etcd];
+    pub const ALL: [Tool; 4] = [
+        Tool::Istioctl,
+        Tool::KubeApiserver,
+        Tool::Kubectl,
+        Tool::Etcd,
+    ];
 
     /// The binary's file name.
     pub fn name(self) -> &'static str {
@@ -104,7 +109,10 @@ pub enum Source {
     /// An official release archive, checksum verified.
     Download { url: String },
     /// Built from a Go module (`path@version`) with these `replace` pins.
-    Build { module: String, overrides: Vec<String> },
+    Build {
+        module: String,
+        overrides: Vec<String>,
+    },
     /// A path the caller named explicitly.
     Path,
 }
@@ -124,9 +132,15 @@ impl fmt::Display for Source {
         match self {
             Source::Cache { original } => write!(f, "cached, {original}"),
             Source::Download { url } => write!(f, "downloaded from {url}"),
-            Source::Build { module, overrides } if overrides.is_empty() => write!(f, "built from {module}"),
+            Source::Build { module, overrides } if overrides.is_empty() => {
+                write!(f, "built from {module}")
+            }
             Source::Build { module, overrides } => {
-                write!(f, "built from {module} with replace {}", overrides.join("; "))
+                write!(
+                    f,
+                    "built from {module} with replace {}",
+                    overrides.join("; ")
+                )
             }
             Source::Path => f.write_str("explicit path"),
         }
@@ -145,7 +159,14 @@ pub struct Resolved {
 
 impl fmt::Display for Resolved {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {} at {} ({})", self.tool, self.version, self.path.display(), self.source)
+        write!(
+            f,
+            "{} {} at {} ({})",
+            self.tool,
+            self.version,
+            self.path.display(),
+            self.source
+        )
     }
 }
 
@@ -191,7 +212,11 @@ impl Toolchain {
 
     /// `$LABCHECK_CACHE_DIR`, else `$XDG_CACHE_HOME/labcheck`, else `~/.cache/labcheck`.
     pub fn default_cache_dir() -> PathBuf {
-        let env_dir = |name: &str| std::env::var_os(name).map(PathBuf::from).filter(|p| p.is_absolute());
+        let env_dir = |name: &str| {
+            std::env::var_os(name)
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+        };
         if let Some(dir) = env_dir(CACHE_DIR_ENV) {
             return dir;
         }
@@ -295,7 +320,10 @@ impl Toolchain {
         if let Some(found) = self.explicit(&plan).or_else(|| self.cached(&plan)) {
             return Ok(found);
         }
-        let _lock = self.cache.lock(plan.tool, &plan.version, LOCK_TIMEOUT).await?;
+        let _lock = self
+            .cache
+            .lock(plan.tool, &plan.version, LOCK_TIMEOUT)
+            .await?;
         // Whoever held the lock may have installed it meanwhile.
         if let Some(found) = self.cached(&plan) {
             return Ok(found);
@@ -305,21 +333,40 @@ impl Toolchain {
         let (tmp, mut meta) = match (&plan.release, &plan.recipe) {
             (Some(release), recipe) => match self.download(&plan, release).await {
                 Ok(done) => done,
-                Err(ToolError::Download { tool, version, url, source, .. }) => {
+                Err(ToolError::Download {
+                    tool,
+                    version,
+                    url,
+                    source,
+                    ..
+                }) => {
                     let Some(recipe) = recipe else {
                         let no_build = "this version has no Go module entry in istio-versions.toml to build from".into();
-                        return Err(ToolError::Download { tool, version, url, no_build, source });
+                        return Err(ToolError::Download {
+                            tool,
+                            version,
+                            url,
+                            no_build,
+                            source,
+                        });
                     };
                     let go = match self.go().await {
                         Ok(go) => go,
                         Err(reason) => {
-                            let no_build = format!("it cannot be built from {}: {reason}", recipe.module_id());
-                            return Err(ToolError::Download { tool, version, url, no_build, source });
+                            let no_build =
+                                format!("it cannot be built from {}: {reason}", recipe.module_id());
+                            return Err(ToolError::Download {
+                                tool,
+                                version,
+                                url,
+                                no_build,
+                                source,
+                            });
                         }
                     };
                     eprintln!(
                         "labcheck: downloading {url} failed ({}); building {tool} {version} from Go module {} instead",
-                        error_chain(&source),
+                        error_chain(&*source),
                         recipe.module_id()
                     );
                     self.build(&go, recipe).await?
@@ -330,7 +377,10 @@ impl Toolchain {
                 let go = self.go().await.map_err(|reason| ToolError::NoGo {
                     tool: plan.tool,
                     version: plan.version.clone(),
-                    reason: format!("{reason}; install Go ≥ 1.26 to build it from {}", recipe.module_id()),
+                    reason: format!(
+                        "{reason}; install Go ≥ 1.26 to build it from {}",
+                        recipe.module_id()
+                    ),
                 })?;
                 self.build(&go, recipe).await?
             }
@@ -344,23 +394,47 @@ impl Toolchain {
         };
         meta.seconds = started.elapsed().as_secs_f64();
         let (path, meta) = self.cache.install(&tmp, meta)?;
-        Ok(Resolved { tool: plan.tool, version: plan.version, path, source: meta.source })
+        Ok(Resolved {
+            tool: plan.tool,
+            version: plan.version,
+            path,
+            source: meta.source,
+        })
     }
 
     fn plan(&self, need: &Need) -> Plan {
         let version = self.version_of(need);
         let (release, recipe) = match need {
-            Need::Istioctl(spec) => (spec.release.clone(), spec.module.as_ref().map(|m| Recipe::istioctl(spec, m))),
-            Need::KubeApiserver => (None, Some(Recipe::kubernetes(Tool::KubeApiserver, &version))),
+            Need::Istioctl(spec) => (
+                spec.release.clone(),
+                spec.module.as_ref().map(|m| Recipe::istioctl(spec, m)),
+            ),
+            Need::KubeApiserver => (
+                None,
+                Some(Recipe::kubernetes(Tool::KubeApiserver, &version)),
+            ),
             Need::Kubectl => (None, Some(Recipe::kubernetes(Tool::Kubectl, &version))),
             Need::Etcd => (None, Some(Recipe::etcd(&version))),
         };
-        Plan { tool: need.tool(), version, release, recipe }
+        Plan {
+            tool: need.tool(),
+            version,
+            release,
+            recipe,
+        }
     }
 
     fn explicit(&self, plan: &Plan) -> Option<Resolved> {
-        let (_, _, path) = self.explicit.iter().find(|(t, v, _)| *t == plan.tool && *v == plan.version)?;
-        Some(Resolved { tool: plan.tool, version: plan.version.clone(), path: path.clone(), source: Source::Path })
+        let (_, _, path) = self
+            .explicit
+            .iter()
+            .find(|(t, v, _)| *t == plan.tool && *v == plan.version)?;
+        Some(Resolved {
+            tool: plan.tool,
+            version: plan.version.clone(),
+            path: path.clone(),
+            source: Source::Path,
+        })
     }
 
     /// A cache hit, unless the cached build came from another module pin than the config's now
@@ -376,7 +450,9 @@ impl Toolchain {
             tool: plan.tool,
             version: plan.version.clone(),
             path: self.cache.binary(plan.tool, &plan.version),
-            source: Source::Cache { original: Box::new(meta.source) },
+            source: Source::Cache {
+                original: Box::new(meta.source),
+            },
         })
     }
 
@@ -406,7 +482,10 @@ impl Toolchain {
         let meta = Metadata {
             tool: recipe.tool,
             version: recipe.version.clone(),
-            source: Source::Build { module: recipe.module_id(), overrides: recipe.overrides() },
+            source: Source::Build {
+                module: recipe.module_id(),
+                overrides: recipe.overrides(),
+            },
             generated_replaces: generated.iter().map(Replace::to_string).collect(),
             ldflags: Some(recipe.ldflags()),
             go_version: Some(go.version.clone()),
@@ -420,21 +499,27 @@ impl Toolchain {
 
     async fn download(&self, plan: &Plan, release: &str) -> Result<(PathBuf, Metadata), ToolError> {
         let base = self.release_url.clone();
-        let url = download::archive_url(&base, release).unwrap_or_else(|_| format!("{base}/{release}/"));
+        let url =
+            download::archive_url(&base, release).unwrap_or_else(|_| format!("{base}/{release}/"));
         let archive = self.cache.tmp_file(plan.tool, &plan.version, ".tar.gz");
         let binary = self.cache.tmp_file(plan.tool, &plan.version, "");
         let owned_release = release.to_string();
         eprintln!("labcheck: downloading {url}");
-        let fetched =
-            tokio::task::spawn_blocking(move || download::fetch_istioctl(&base, &owned_release, &archive, &binary))
-                .await
-                .map_err(|source| ToolError::Task { tool: plan.tool, version: plan.version.clone(), source })?;
+        let fetched = tokio::task::spawn_blocking(move || {
+            download::fetch_istioctl(&base, &owned_release, &archive, &binary)
+        })
+        .await
+        .map_err(|source| ToolError::Task {
+            tool: plan.tool,
+            version: plan.version.clone(),
+            source,
+        })?;
         let fetched = fetched.map_err(|source| ToolError::Download {
             tool: plan.tool,
             version: plan.version.clone(),
             url: url.clone(),
             no_build: String::new(),
-            source,
+            source: Box::new(source),
         })?;
         let meta = Metadata {
             tool: plan.tool,
@@ -475,13 +560,25 @@ mod tests {
             overrides: vec!["istio.io/api => istio.io/api v1.30.8".into()],
         };
         assert_eq!(
-            Source::Cache { original: Box::new(build.clone()) }.to_string(),
+            Source::Cache {
+                original: Box::new(build.clone())
+            }
+            .to_string(),
             "cached, built from istio.io/istio@v0.0.0-20260826214018-9739e10eb9d7 with replace istio.io/api => istio.io/api v1.30.8"
         );
-        assert_eq!(Source::Cache { original: Box::new(build.clone()) }.origin(), &build);
+        assert_eq!(
+            Source::Cache {
+                original: Box::new(build.clone())
+            }
+            .origin(),
+            &build
+        );
         let json = serde_json::to_string(&build).expect("encode");
         assert!(json.contains("\"kind\":\"build\""), "{json}");
-        assert_eq!(serde_json::from_str::<Source>(&json).expect("decode"), build);
+        assert_eq!(
+            serde_json::from_str::<Source>(&json).expect("decode"),
+            build
+        );
     }
 
     #[test]
@@ -499,7 +596,10 @@ mod tests {
         let install = |module: &str| {
             let tmp = cache.tmp_file(Tool::Etcd, "v3.6.16", "");
             std::fs::write(&tmp, b"etcd").expect("write");
-            let source = Source::Build { module: module.into(), overrides: Vec::new() };
+            let source = Source::Build {
+                module: module.into(),
+                overrides: Vec::new(),
+            };
             let meta = Metadata {
                 tool: Tool::Etcd,
                 version: "v3.6.16".into(),
@@ -516,10 +616,19 @@ mod tests {
             source
         };
         install("go.etcd.io/etcd/server/v3@v3.6.15");
-        assert_eq!(tc.lookup(&Need::Etcd), None, "built from another module version");
+        assert_eq!(
+            tc.lookup(&Need::Etcd),
+            None,
+            "built from another module version"
+        );
         let source = install("go.etcd.io/etcd/server/v3@v3.6.16");
         let hit = tc.lookup(&Need::Etcd).expect("a matching build is a hit");
-        assert_eq!(hit.source, Source::Cache { original: Box::new(source) });
+        assert_eq!(
+            hit.source,
+            Source::Cache {
+                original: Box::new(source)
+            }
+        );
         assert_eq!(hit.path, dir.path().join("tools/etcd/v3.6.16/etcd"));
     }
 }

@@ -78,7 +78,11 @@ pub struct Replace {
 
 impl fmt::Display for Replace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} => {} {}", self.path, self.with_path, self.with_version)
+        write!(
+            f,
+            "{} => {} {}",
+            self.path, self.with_path, self.with_version
+        )
     }
 }
 
@@ -140,7 +144,10 @@ impl Versions {
             path: path.to_path_buf(),
             source: Box::new(source),
         })?;
-        let invalid = |problem: String| ToolError::VersionsInvalid { path: path.to_path_buf(), problem };
+        let invalid = |problem: String| ToolError::VersionsInvalid {
+            path: path.to_path_buf(),
+            problem,
+        };
 
         let mut istio = Vec::new();
         let mut labels = BTreeSet::new();
@@ -156,16 +163,30 @@ impl Versions {
         }
         for label in &raw.default {
             if !labels.contains(label) {
-                return Err(invalid(format!("`default` names {label:?}, which no [[istio]] entry has as its label")));
+                return Err(invalid(format!(
+                    "`default` names {label:?}, which no [[istio]] entry has as its label"
+                )));
             }
         }
-        let kubernetes = raw.kubernetes.map_or_else(|| DEFAULT_KUBERNETES.to_string(), |k| k.version);
+        let kubernetes = raw
+            .kubernetes
+            .map_or_else(|| DEFAULT_KUBERNETES.to_string(), |k| k.version);
         staging_version(&kubernetes).map_err(|e| invalid(format!("[kubernetes] {e}")))?;
-        let etcd = raw.etcd.map_or_else(|| DEFAULT_ETCD.to_string(), |e| e.version);
+        let etcd = raw
+            .etcd
+            .map_or_else(|| DEFAULT_ETCD.to_string(), |e| e.version);
         if !is_tag(&etcd) {
-            return Err(invalid(format!("[etcd] version {etcd:?} is not a tag like v3.6.16")));
+            return Err(invalid(format!(
+                "[etcd] version {etcd:?} is not a tag like v3.6.16"
+            )));
         }
-        Ok(Versions { path: path.to_path_buf(), default: raw.default, istio, kubernetes, etcd })
+        Ok(Versions {
+            path: path.to_path_buf(),
+            default: raw.default,
+            istio,
+            kubernetes,
+            etcd,
+        })
     }
 
     /// The labels of the default matrix, in config order.
@@ -200,7 +221,11 @@ impl Versions {
         if let Some(spec) = self.istio.iter().find(|s| s.label == requested) {
             return Ok(spec.clone());
         }
-        if let Some(spec) = self.istio.iter().find(|s| s.release.as_deref() == Some(requested)) {
+        if let Some(spec) = self
+            .istio
+            .iter()
+            .find(|s| s.release.as_deref() == Some(requested))
+        {
             return Ok(spec.clone());
         }
         if is_release_number(requested) {
@@ -213,14 +238,23 @@ impl Versions {
         }
         Err(ToolError::UnknownIstio {
             requested: requested.to_string(),
-            known: self.istio.iter().map(|s| s.label.as_str()).collect::<Vec<_>>().join(", "),
+            known: self
+                .istio
+                .iter()
+                .map(|s| s.label.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
             path: self.path.clone(),
         })
     }
 
     /// Resolves each requested version, or the default matrix when none is requested.
     pub fn resolve_all(&self, requested: &[String]) -> Result<Vec<IstioSpec>, ToolError> {
-        let labels = if requested.is_empty() { &self.default } else { requested };
+        let labels = if requested.is_empty() {
+            &self.default
+        } else {
+            requested
+        };
         labels.iter().map(|l| self.resolve(l)).collect()
     }
 }
@@ -229,26 +263,36 @@ fn entry_spec(raw: RawIstio) -> Result<IstioSpec, String> {
     let label = raw.label;
     let at = format!("[[istio]] {label:?}");
     if !is_path_safe(&label) {
-        return Err(format!("{at}: a label is letters, digits, `.`, `-`, `_` or `+`"));
+        return Err(format!(
+            "{at}: a label is letters, digits, `.`, `-`, `_` or `+`"
+        ));
     }
     if let Some(release) = &raw.release
         && !is_release_number(release)
     {
-        return Err(format!("{at}: release {release:?} is not a release number like 1.29.3"));
+        return Err(format!(
+            "{at}: release {release:?} is not a release number like 1.29.3"
+        ));
     }
     let module = match (raw.module, raw.module_version) {
         (None, None) => None,
         (path, Some(version)) => {
             let path = path.unwrap_or_else(|| ISTIO_MODULE.to_string());
             if !is_path_safe(&version) || !version.starts_with('v') {
-                return Err(format!("{at}: module_version {version:?} is not an exact Go module version"));
+                return Err(format!(
+                    "{at}: module_version {version:?} is not an exact Go module version"
+                ));
             }
             let replace = raw
                 .replace
                 .iter()
                 .map(|line| Replace::parse(line).map_err(|e| format!("{at}: {e}")))
                 .collect::<Result<Vec<_>, _>>()?;
-            Some(GoModule { path, version, replace })
+            Some(GoModule {
+                path,
+                version,
+                replace,
+            })
         }
         (Some(path), None) => return Err(format!("{at}: module {path:?} needs a module_version")),
     };
@@ -256,7 +300,11 @@ fn entry_spec(raw: RawIstio) -> Result<IstioSpec, String> {
         return Err(format!("{at}: replace lines need a module to build"));
     }
     let version = match (&raw.release, &module, raw.build_version) {
-        (None, None, _) => return Err(format!("{at}: names neither a release nor a module to build")),
+        (None, None, _) => {
+            return Err(format!(
+                "{at}: names neither a release nor a module to build"
+            ));
+        }
         (Some(release), _, None) => release.clone(),
         (Some(release), Some(_), Some(build)) if build == *release => build,
         (Some(release), _, Some(build)) => {
@@ -266,11 +314,16 @@ fn entry_spec(raw: RawIstio) -> Result<IstioSpec, String> {
             ));
         }
         (None, Some(m), None) => {
-            return Err(format!("{at}: module {}@{} needs a build_version", m.path, m.version));
+            return Err(format!(
+                "{at}: module {}@{} needs a build_version",
+                m.path, m.version
+            ));
         }
         (None, Some(m), Some(build)) => {
             if !is_path_safe(&build) {
-                return Err(format!("{at}: build_version {build:?} has characters a version cannot have"));
+                return Err(format!(
+                    "{at}: build_version {build:?} has characters a version cannot have"
+                ));
             }
             if is_pseudo_version(&m.version) && is_release_number(&build) {
                 return Err(format!(
@@ -278,13 +331,21 @@ fn entry_spec(raw: RawIstio) -> Result<IstioSpec, String> {
                      say what it is, e.g. \"{}-dev.{}\" (or set `release` if it is that release)",
                     m.version,
                     build.split('.').take(2).collect::<Vec<_>>().join("."),
-                    pseudo_commit(&m.version).unwrap_or_default().get(..8).unwrap_or_default(),
+                    pseudo_commit(&m.version)
+                        .unwrap_or_default()
+                        .get(..8)
+                        .unwrap_or_default(),
                 ));
             }
             build
         }
     };
-    Ok(IstioSpec { label, version, release: raw.release, module })
+    Ok(IstioSpec {
+        label,
+        version,
+        release: raw.release,
+        module,
+    })
 }
 
 /// `1.29.3`, `1.30.0-rc.1`: three numbers and an optional pre-release suffix.
@@ -295,7 +356,9 @@ pub fn is_release_number(s: &str) -> bool {
     };
     let parts: Vec<&str> = core.split('.').collect();
     parts.len() == 3
-        && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
         && suffix.is_none_or(|x| !x.is_empty() && is_path_safe(x))
 }
 
@@ -306,8 +369,13 @@ fn is_tag(s: &str) -> bool {
 
 /// The staging-module version matching a Kubernetes tag: `v1.35.4` → `v0.35.4`.
 pub fn staging_version(kubernetes: &str) -> Result<String, String> {
-    let Some(rest) = kubernetes.strip_prefix("v1.").filter(|_| is_tag(kubernetes)) else {
-        return Err(format!("version {kubernetes:?} is not a Kubernetes tag like v1.35.4"));
+    let Some(rest) = kubernetes
+        .strip_prefix("v1.")
+        .filter(|_| is_tag(kubernetes))
+    else {
+        return Err(format!(
+            "version {kubernetes:?} is not a Kubernetes tag like v1.35.4"
+        ));
     };
     Ok(format!("v0.{rest}"))
 }
@@ -332,7 +400,8 @@ pub fn pseudo_commit(v: &str) -> Option<&str> {
 pub fn is_path_safe(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with('.')
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b'+'))
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b'+'))
 }
 
 #[cfg(test)]
@@ -365,21 +434,33 @@ mod tests {
         assert_eq!(s131.version, "1.31-dev.eed52ebb");
         assert_eq!(s131.release, None);
         let m = s131.module.expect("1.31 builds from a module");
-        assert_eq!((m.path.as_str(), m.version.as_str()), ("istio.io/istio", "v0.0.0-20260827124520-eed52ebb66ad"));
+        assert_eq!(
+            (m.path.as_str(), m.version.as_str()),
+            ("istio.io/istio", "v0.0.0-20260827124520-eed52ebb66ad")
+        );
         assert!(m.replace.is_empty());
 
         let s130 = v.resolve("1.30").expect("1.30 resolves");
         assert_eq!(s130.version, "1.30-dev.9739e10e");
         let m = s130.module.expect("1.30 builds from a module");
         assert_eq!(m.replace.len(), 5);
-        assert_eq!(m.replace[0].to_string(), "istio.io/api => istio.io/api v1.30.8");
-        assert!(m.replace.iter().any(|r| r.path == "github.com/agentgateway/agentgateway/api"
-            && r.with_version == "v0.0.0-20260501213430-773586679f1c"));
+        assert_eq!(
+            m.replace[0].to_string(),
+            "istio.io/api => istio.io/api v1.30.8"
+        );
+        assert!(
+            m.replace
+                .iter()
+                .any(|r| r.path == "github.com/agentgateway/agentgateway/api"
+                    && r.with_version == "v0.0.0-20260501213430-773586679f1c")
+        );
     }
 
     #[test]
     fn a_bare_release_number_is_download_only() {
-        let spec = repo_config().resolve("1.29.3").expect("a release number resolves");
+        let spec = repo_config()
+            .resolve("1.29.3")
+            .expect("a release number resolves");
         assert_eq!(spec.version, "1.29.3");
         assert_eq!(spec.release.as_deref(), Some("1.29.3"));
         assert_eq!(spec.module, None);
@@ -387,7 +468,9 @@ mod tests {
 
     #[test]
     fn an_unknown_label_names_the_known_ones() {
-        let err = repo_config().resolve("1.3x").expect_err("1.3x is neither label nor release");
+        let err = repo_config()
+            .resolve("1.3x")
+            .expect_err("1.3x is neither label nor release");
         let msg = err.to_string();
         assert!(msg.contains("1.31, 1.30"), "{msg}");
         assert!(repo_config().resolve("../1.2.3").is_err());
@@ -402,7 +485,10 @@ mod tests {
                module_version = "v0.0.0-20260827124520-eed52ebb66ad"
                build_version = "1.31.0""#,
         );
-        assert!(msg.contains("is a release number") && msg.contains("1.31-dev.eed52ebb"), "{msg}");
+        assert!(
+            msg.contains("is a release number") && msg.contains("1.31-dev.eed52ebb"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -417,12 +503,20 @@ mod tests {
                build_version = "x-dev"
                replace = ["istio.io/api => ../api"]"#,
         );
-        assert!(bad_replace.contains("not `module => module vX.Y.Z`"), "{bad_replace}");
+        assert!(
+            bad_replace.contains("not `module => module vX.Y.Z`"),
+            "{bad_replace}"
+        );
         let no_source = parse_err("default = [\"x\"]\n[[istio]]\nlabel = \"x\"\n");
-        assert!(no_source.contains("neither a release nor a module"), "{no_source}");
+        assert!(
+            no_source.contains("neither a release nor a module"),
+            "{no_source}"
+        );
         let typo = parse_err("default = [\"x\"]\n[[istio]]\nlabel = \"x\"\nrelese = \"1.2.3\"\n");
         assert!(typo.contains("unknown field `relese`"), "{typo}");
-        let bad_kube = parse_err("default = [\"x\"]\n[kubernetes]\nversion = \"1.35\"\n[[istio]]\nlabel = \"x\"\nrelease = \"1.2.3\"\n");
+        let bad_kube = parse_err(
+            "default = [\"x\"]\n[kubernetes]\nversion = \"1.35\"\n[[istio]]\nlabel = \"x\"\nrelease = \"1.2.3\"\n",
+        );
         assert!(bad_kube.contains("[kubernetes]"), "{bad_kube}");
     }
 
@@ -433,8 +527,14 @@ mod tests {
         assert!(!is_release_number("1.31"));
         assert!(!is_release_number("1.31-dev.eed52ebb"));
         assert!(!is_release_number("1.2.3/../x"));
-        assert_eq!(pseudo_commit("v0.0.0-20260827124520-eed52ebb66ad"), Some("eed52ebb66ad"));
-        assert_eq!(pseudo_commit("v1.37.1-0.20260713214202-ca8ce173c36f"), Some("ca8ce173c36f"));
+        assert_eq!(
+            pseudo_commit("v0.0.0-20260827124520-eed52ebb66ad"),
+            Some("eed52ebb66ad")
+        );
+        assert_eq!(
+            pseudo_commit("v1.37.1-0.20260713214202-ca8ce173c36f"),
+            Some("ca8ce173c36f")
+        );
         assert_eq!(pseudo_commit("v1.30.8"), None);
         assert_eq!(staging_version("v1.35.4").as_deref(), Ok("v0.35.4"));
         assert!(staging_version("v2.0.0").is_err());
