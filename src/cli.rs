@@ -204,7 +204,10 @@ where
 }
 
 fn lint(paths: &[PathBuf]) -> i32 {
-    let opts = RunOptions::new(paths.to_vec());
+    let mut opts = RunOptions::new(paths.to_vec());
+    if let Ok((_, versions)) = tool_setup() {
+        opts.istio = versions.default_labels().to_vec();
+    }
     match runner::plan(&opts) {
         Ok(cells) => {
             let mut labs: Vec<&std::path::Path> = cells.iter().map(|c| c.lab.path.as_path()).collect();

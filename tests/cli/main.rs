@@ -2,4 +2,5 @@
 
 mod broken;
 mod cluster;
+mod matrix;
 mod sandbox;
