@@ -31,7 +31,10 @@ pub struct Cell {
 
 impl std::fmt::Debug for Cell {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cell").field("id", &self.id).field("cluster", &self.kube.is_some()).finish()
+        f.debug_struct("Cell")
+            .field("id", &self.id)
+            .field("cluster", &self.kube.is_some())
+            .finish()
     }
 }
 
@@ -51,7 +54,10 @@ impl Cell {
 
     /// Keeps a transcript for the report of the current step.
     pub fn record(&self, t: Transcript) {
-        self.transcripts.lock().unwrap_or_else(|e| e.into_inner()).push(t);
+        self.transcripts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(t);
     }
 
     /// The transcripts recorded since the last call.
@@ -61,7 +67,10 @@ impl Cell {
 
     /// Runs a preparation once per cell (Background steps repeat before every scenario).
     pub fn first_time(&self, key: &str) -> bool {
-        self.prepared.lock().unwrap_or_else(|e| e.into_inner()).insert(key.to_owned())
+        self.prepared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.to_owned())
     }
 
     /// Resolves a fixture path named in a lab: relative to the nearest ancestor of the feature
@@ -70,7 +79,12 @@ impl Cell {
         if rel.is_absolute() {
             return rel.exists().then(|| rel.to_owned());
         }
-        let feature = std::fs::canonicalize(&self.lab.path).unwrap_or_else(|_| self.lab.path.clone());
-        feature.ancestors().skip(1).map(|a| a.join(rel)).find(|p| p.exists())
+        let feature =
+            std::fs::canonicalize(&self.lab.path).unwrap_or_else(|_| self.lab.path.clone());
+        feature
+            .ancestors()
+            .skip(1)
+            .map(|a| a.join(rel))
+            .find(|p| p.exists())
     }
 }

@@ -8,12 +8,16 @@ use clap::{Parser, Subcommand};
 
 use crate::cluster::{self, Backend, LocalTools};
 use crate::kept;
-use crate::toolchain::{self, Toolchain};
 use crate::report::console::Console;
 use crate::runner::{self, PlanError, RunOptions};
+use crate::toolchain::{self, Toolchain};
 
 #[derive(Debug, Parser)]
-#[command(name = "labcheck", version, about = "Proves hands-on labs work: runs their steps for real and grades every expected outcome")]
+#[command(
+    name = "labcheck",
+    version,
+    about = "Proves hands-on labs work: runs their steps for real and grades every expected outcome"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -165,7 +169,11 @@ where
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("labcheck: cannot start the async runtime: {e}");
@@ -182,7 +190,9 @@ where
                 2
             }
             Ok((tc, versions)) => match action {
-                ToolsAction::Install { istio } => runtime.block_on(toolchain::commands::install(&tc, &versions, &istio)),
+                ToolsAction::Install { istio } => {
+                    runtime.block_on(toolchain::commands::install(&tc, &versions, &istio))
+                }
                 ToolsAction::List => toolchain::commands::list(&tc),
             },
         },
@@ -210,7 +220,8 @@ fn lint(paths: &[PathBuf]) -> i32 {
     }
     match runner::plan(&opts) {
         Ok(cells) => {
-            let mut labs: Vec<&std::path::Path> = cells.iter().map(|c| c.lab.path.as_path()).collect();
+            let mut labs: Vec<&std::path::Path> =
+                cells.iter().map(|c| c.lab.path.as_path()).collect();
             labs.dedup();
             println!("labcheck lint: no problems in {} lab(s)", labs.len());
             0
@@ -240,7 +251,11 @@ pub async fn run(args: RunArgs) -> i32 {
     opts.report_dir = args.report_dir.clone();
     let setup = tool_setup();
     if let Ok((_, versions)) = &setup {
-        opts.istio = if args.istio.is_empty() { versions.default_labels().to_vec() } else { args.istio.clone() };
+        opts.istio = if args.istio.is_empty() {
+            versions.default_labels().to_vec()
+        } else {
+            args.istio.clone()
+        };
     }
     let cells = match runner::plan(&opts) {
         Ok(c) => c,
@@ -263,15 +278,27 @@ pub async fn run(args: RunArgs) -> i32 {
     };
     let console = Rc::new(Console::default());
     let sink_console = console.clone();
-    let summary = runner::run(&opts, &env, cells, Rc::new(move |e| sink_console.handle(&e))).await;
+    let summary = runner::run(
+        &opts,
+        &env,
+        cells,
+        Rc::new(move |e| sink_console.handle(&e)),
+    )
+    .await;
     let record = console.record();
     match record.write(&opts.report_dir) {
         Ok(paths) => {
-            if let Some(html) = paths.iter().find(|p| p.extension().is_some_and(|e| e == "html")) {
+            if let Some(html) = paths
+                .iter()
+                .find(|p| p.extension().is_some_and(|e| e == "html"))
+            {
                 eprintln!("labcheck: report {}", html.display());
             }
         }
-        Err(e) => eprintln!("labcheck: cannot write reports to {}: {e}", opts.report_dir.display()),
+        Err(e) => eprintln!(
+            "labcheck: cannot write reports to {}: {e}",
+            opts.report_dir.display()
+        ),
     }
     for e in &summary.harness_errors {
         eprintln!("labcheck: harness error: {e}");
@@ -284,13 +311,19 @@ pub async fn run(args: RunArgs) -> i32 {
 
 /// The toolchain and the versions file (`istio-versions.toml` in the working directory).
 fn tool_setup() -> Result<(Toolchain, toolchain::Versions), String> {
-    let versions = toolchain::load_versions(std::path::Path::new(".")).map_err(|e| toolchain::error_chain(&e))?;
+    let versions = toolchain::load_versions(std::path::Path::new("."))
+        .map_err(|e| toolchain::error_chain(&e))?;
     let tc = Toolchain::new(Toolchain::default_cache_dir()).with_versions(&versions);
     Ok((tc, versions))
 }
 
 fn tool(r: &toolchain::Resolved) -> runner::Tool {
-    runner::Tool { name: r.tool.name().to_owned(), version: r.version.clone(), source: r.source.to_string(), path: r.path.clone() }
+    runner::Tool {
+        name: r.tool.name().to_owned(),
+        version: r.version.clone(),
+        source: r.source.to_string(),
+        path: r.path.clone(),
+    }
 }
 
 /// Resolves every tool the planned cells need (building what the cache lacks) and the backend.
@@ -302,8 +335,11 @@ async fn prepare_environment(
 ) -> Result<runner::Environment, String> {
     let chain = |e: toolchain::ToolError| toolchain::error_chain(&e);
     let mut env = runner::Environment::sandbox_only();
-    let mut labels: Vec<String> =
-        cells.iter().filter(|c| c.needs == runner::Needs::Istio).map(|c| c.id.label.clone()).collect();
+    let mut labels: Vec<String> = cells
+        .iter()
+        .filter(|c| c.needs == runner::Needs::Istio)
+        .map(|c| c.id.label.clone())
+        .collect();
     labels.dedup();
     for label in labels {
         let spec = versions.resolve(&label).map_err(chain)?;
@@ -316,17 +352,35 @@ async fn prepare_environment(
             let apiserver = tc.kube_apiserver().await.map_err(chain)?;
             let etcd = tc.etcd().await.map_err(chain)?;
             env.kubernetes = Some(tool(&apiserver));
-            Backend::Local(cluster::Local { tools: LocalTools { etcd: etcd.path, kube_apiserver: apiserver.path } })
+            Backend::Local(cluster::Local {
+                tools: LocalTools {
+                    etcd: etcd.path,
+                    kube_apiserver: apiserver.path,
+                },
+            })
         }
         ClusterKind::Existing => {
-            let kubeconfig = args.kubeconfig.clone().ok_or("--cluster existing needs --kubeconfig")?;
-            let context = args.context.clone().ok_or("--cluster existing needs --context")?;
+            let kubeconfig = args
+                .kubeconfig
+                .clone()
+                .ok_or("--cluster existing needs --kubeconfig")?;
+            let context = args
+                .context
+                .clone()
+                .ok_or("--cluster existing needs --context")?;
             if !args.allow_existing_cluster {
                 return Err(cluster::ClusterError::ExistingNotAllowed { context }.to_string());
             }
-            Backend::Existing(cluster::Existing { kubeconfig, context, allowed: args.allow_existing_cluster })
+            Backend::Existing(cluster::Existing {
+                kubeconfig,
+                context,
+                allowed: args.allow_existing_cluster,
+            })
         }
-        ClusterKind::Kind => Backend::Kind(cluster::Kind { node_image: args.kind_image.clone(), kind: PathBuf::from("kind") }),
+        ClusterKind::Kind => Backend::Kind(cluster::Kind {
+            node_image: args.kind_image.clone(),
+            kind: PathBuf::from("kind"),
+        }),
     });
     Ok(env)
 }
@@ -337,7 +391,7 @@ fn ps() -> i32 {
         println!("no kept cells");
         return 0;
     }
-    println!("{:<40} {:<8} {:<8} {}", "CELL", "STATE", "CLUSTER", "LAB");
+    println!("{:<40} {:<8} {:<8} LAB", "CELL", "STATE", "CLUSTER");
     for c in cells {
         let state = if c.alive() { "running" } else { "stopped" };
         let cluster = if c.has_cluster { "local" } else { "-" };
@@ -347,7 +401,9 @@ fn ps() -> i32 {
 }
 
 async fn shell(name: &str) -> i32 {
-    let cell = match kept::find(&runner::default_state_dir(), name).and_then(|c| c.sandbox().map(|s| (c, s))) {
+    let cell = match kept::find(&runner::default_state_dir(), name)
+        .and_then(|c| c.sandbox().map(|s| (c, s)))
+    {
         Ok(found) => found,
         Err(e) => {
             eprintln!("labcheck shell: {e}");
@@ -355,7 +411,10 @@ async fn shell(name: &str) -> i32 {
         }
     };
     let (kept, sandbox) = cell;
-    eprintln!("labcheck: shell in {} ({}); exit to leave, the cell keeps running", kept.name, kept.id);
+    eprintln!(
+        "labcheck: shell in {} ({}); exit to leave, the cell keeps running",
+        kept.name, kept.id
+    );
     let mut cmd = sandbox.interactive_command("bash");
     cmd.env("PS1", format!("[{}] \\w# ", kept.name));
     match cmd.status().await {
@@ -404,11 +463,21 @@ async fn grade(args: GradeArgs) -> i32 {
                 return 2;
             }
         },
-        None => runner::GradeTarget::Learner { kubeconfig: args.kubeconfig, context: args.context, root: args.root },
+        None => runner::GradeTarget::Learner {
+            kubeconfig: args.kubeconfig,
+            context: args.context,
+            root: args.root,
+        },
     };
     let record = Rc::new(std::cell::RefCell::new(crate::report::Record::default()));
     let sink_record = record.clone();
-    let summary = match runner::grade(&opts, target, Rc::new(move |e| sink_record.borrow_mut().apply(&e))).await {
+    let summary = match runner::grade(
+        &opts,
+        target,
+        Rc::new(move |e| sink_record.borrow_mut().apply(&e)),
+    )
+    .await
+    {
         Ok(s) => s,
         Err(e) => {
             eprintln!("labcheck grade: {e}");

@@ -38,10 +38,18 @@ impl KeptCell {
     /// Attaches to the cell's sandbox.
     pub fn sandbox(&self) -> Result<Sandbox, String> {
         if !self.alive() {
-            return Err(format!("cell {} is not running (its holder {} is gone)", self.name, self.holder));
+            return Err(format!(
+                "cell {} is not running (its holder {} is gone)",
+                self.name, self.holder
+            ));
         }
-        let env = self.env.iter().map(|(k, v)| (k.clone(), v.into())).collect();
-        Sandbox::attach(&self.dir, self.holder, env, self.workdir.clone()).map_err(|e| e.to_string())
+        let env = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.into()))
+            .collect();
+        Sandbox::attach(&self.dir, self.holder, env, self.workdir.clone())
+            .map_err(|e| e.to_string())
     }
 
     /// Stops the cell's processes and removes its directory. Mounts live only in the cell's
@@ -58,19 +66,26 @@ impl KeptCell {
             unix::kill_group(self.holder, libc::SIGKILL);
         }
         for _ in 0..50 {
-            let alive = self.cluster_pids.iter().any(|p| Path::new(&format!("/proc/{p}")).exists()) || self.alive();
+            let alive = self
+                .cluster_pids
+                .iter()
+                .any(|p| Path::new(&format!("/proc/{p}")).exists())
+                || self.alive();
             if !alive {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        std::fs::remove_dir_all(&self.dir).map_err(|e| format!("cannot remove {}: {e}", self.dir.display()))
+        std::fs::remove_dir_all(&self.dir)
+            .map_err(|e| format!("cannot remove {}: {e}", self.dir.display()))
     }
 }
 
 /// Every kept cell under the state directory.
 pub fn list(state_dir: &Path) -> Vec<KeptCell> {
-    let Ok(entries) = std::fs::read_dir(state_dir.join("cells")) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(state_dir.join("cells")) else {
+        return Vec::new();
+    };
     let mut cells: Vec<KeptCell> = entries
         .flatten()
         .filter_map(|e| std::fs::read_to_string(e.path().join("cell.json")).ok())
@@ -91,11 +106,22 @@ pub fn find(state_dir: &Path, name: &str) -> Result<KeptCell, String> {
         [one] => Ok((*one).clone()),
         [] => Err(format!(
             "no kept cell named {name:?}; kept cells: {}",
-            if cells.is_empty() { "none".to_owned() } else { cells.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ") }
+            if cells.is_empty() {
+                "none".to_owned()
+            } else {
+                cells
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
         )),
         many => Err(format!(
             "{name:?} names several kept cells: {}",
-            many.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+            many.iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         )),
     }
 }

@@ -7,10 +7,10 @@
 
 pub mod cell;
 pub mod checks;
-pub mod cluster;
 pub mod cli;
-pub mod lint;
+pub mod cluster;
 pub mod kept;
+pub mod lint;
 pub mod model;
 pub mod report;
 pub mod runner;

@@ -24,7 +24,14 @@ pub struct Problem {
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.path.display(), self.line, self.col, self.message)?;
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.path.display(),
+            self.line,
+            self.col,
+            self.message
+        )?;
         if let Some(h) = &self.hint {
             write!(f, "\n  hint: {h}")?;
         }
@@ -49,33 +56,69 @@ pub mod tags {
 
     /// Whether `tags` holds one of `names`.
     pub fn has(tags: &[String], names: &[&str]) -> bool {
-        tags.iter().any(|t| names.contains(&t.trim_start_matches('@')))
+        tags.iter()
+            .any(|t| names.contains(&t.trim_start_matches('@')))
     }
 
     /// The value of a `name=value` tag.
     pub fn value<'a>(tags: &'a [String], prefixes: &[&str]) -> Option<&'a str> {
-        tags.iter().find_map(|t| prefixes.iter().find_map(|p| t.trim_start_matches('@').strip_prefix(p)))
+        tags.iter().find_map(|t| {
+            prefixes
+                .iter()
+                .find_map(|p| t.trim_start_matches('@').strip_prefix(p))
+        })
     }
 }
 
 const BLOCK_KEYWORDS: &[&str] = &[
-    "Feature", "Background", "Scenario Outline", "Scenario Template", "Scenario", "Example", "Examples",
-    "Rule", "機能", "フィーチャ", "背景", "シナリオアウトライン", "シナリオテンプレート", "シナリオ", "例", "サンプル",
+    "Feature",
+    "Background",
+    "Scenario Outline",
+    "Scenario Template",
+    "Scenario",
+    "Example",
+    "Examples",
+    "Rule",
+    "機能",
+    "フィーチャ",
+    "背景",
+    "シナリオアウトライン",
+    "シナリオテンプレート",
+    "シナリオ",
+    "例",
+    "サンプル",
 ];
 const STEP_KEYWORDS: &[&str] = &[
-    "Given", "When", "Then", "And", "But", "前提", "もし", "ならば", "かつ", "しかし", "但し", "ただし",
+    "Given",
+    "When",
+    "Then",
+    "And",
+    "But",
+    "前提",
+    "もし",
+    "ならば",
+    "かつ",
+    "しかし",
+    "但し",
+    "ただし",
 ];
 /// Keywords authors write that the parser does not know, with what to write instead.
 const UNKNOWN_KEYWORDS: &[(&str, &str)] = &[
     ("且つ", "かつ"),
-    ("ルール", "Rule (the Japanese dialect of the parser has no ルール)"),
+    (
+        "ルール",
+        "Rule (the Japanese dialect of the parser has no ルール)",
+    ),
     ("前提条件", "前提"),
     ("シナリオ例", "シナリオ"),
 ];
 
 /// Lints a feature file. `Ok` holds the lab when there are no problems.
 pub fn load(path: &Path) -> Result<Result<(Lab, gherkin::Feature), Vec<Problem>>, ReadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ReadError { path: path.to_owned(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| ReadError {
+        path: path.to_owned(),
+        source,
+    })?;
     let problems = scan_text(path, &text);
     if !problems.is_empty() {
         return Ok(Err(problems));
@@ -92,7 +135,9 @@ pub fn load(path: &Path) -> Result<Result<(Lab, gherkin::Feature), Vec<Problem>>
                 line,
                 col,
                 message: format!("Gherkin parse error: {e}"),
-                hint: Some("check keywords, indentation of docstrings (\"\"\") and tables".to_owned()),
+                hint: Some(
+                    "check keywords, indentation of docstrings (\"\"\") and tables".to_owned(),
+                ),
             }]));
         }
     };
@@ -105,7 +150,10 @@ pub fn load(path: &Path) -> Result<Result<(Lab, gherkin::Feature), Vec<Problem>>
 }
 
 fn language(text: &str) -> Lang {
-    let header = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    let header = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
     let header = header.trim().trim_start_matches('#').trim();
     match header.strip_prefix("language:").map(str::trim) {
         Some("ja") => Lang::Ja,
@@ -117,7 +165,13 @@ fn parse_error_position(e: &gherkin::ParseError) -> (usize, usize) {
     let text = format!("{e:?}");
     // peg errors carry `line: N, column: M`.
     let grab = |key: &str| {
-        text.split(key).nth(1).and_then(|r| r.trim_start_matches([':', ' ']).split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+        text.split(key).nth(1).and_then(|r| {
+            r.trim_start_matches([':', ' '])
+                .split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()
+        })
     };
     (grab("line").unwrap_or(1), grab("column").unwrap_or(1))
 }
@@ -149,7 +203,11 @@ fn scan_text(path: &Path, text: &str) -> Vec<Problem> {
             hint: Some(hint.to_owned()),
         };
         if trimmed.starts_with('\u{3000}') {
-            problems.push(at("full-width space (U+3000) in indentation".into(), "indent with ASCII spaces", 0));
+            problems.push(at(
+                "full-width space (U+3000) in indentation".into(),
+                "indent with ASCII spaces",
+                0,
+            ));
             continue;
         }
         for (bad, good) in UNKNOWN_KEYWORDS {
@@ -157,11 +215,17 @@ fn scan_text(path: &Path, text: &str) -> Vec<Problem> {
                 && (rest.starts_with([' ', '\u{3000}', ':', '：']) || !rest.is_empty())
                 && !trimmed.starts_with(good)
             {
-                problems.push(at(format!("the Gherkin parser has no keyword {bad:?}"), &format!("write {good}"), 0));
+                problems.push(at(
+                    format!("the Gherkin parser has no keyword {bad:?}"),
+                    &format!("write {good}"),
+                    0,
+                ));
             }
         }
         for kw in BLOCK_KEYWORDS.iter().chain(STEP_KEYWORDS) {
-            let Some(rest) = trimmed.strip_prefix(kw) else { continue };
+            let Some(rest) = trimmed.strip_prefix(kw) else {
+                continue;
+            };
             let kw_len = kw.chars().count();
             if rest.starts_with('：') {
                 problems.push(at(
@@ -185,7 +249,11 @@ fn scan_text(path: &Path, text: &str) -> Vec<Problem> {
 fn all_steps(feature: &gherkin::Feature) -> Vec<&gherkin::Step> {
     let mut steps: Vec<&gherkin::Step> = Vec::new();
     steps.extend(feature.background.iter().flat_map(|b| &b.steps));
-    for sc in feature.scenarios.iter().chain(feature.rules.iter().flat_map(|r| &r.scenarios)) {
+    for sc in feature
+        .scenarios
+        .iter()
+        .chain(feature.rules.iter().flat_map(|r| &r.scenarios))
+    {
         steps.extend(&sc.steps);
     }
     for rule in &feature.rules {
@@ -197,7 +265,10 @@ fn all_steps(feature: &gherkin::Feature) -> Vec<&gherkin::Step> {
 fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut check = |step: &gherkin::Step, value: &str, line: usize, col: usize| {
-        let probe = gherkin::Step { value: value.to_owned(), ..step.clone() };
+        let probe = gherkin::Step {
+            value: value.to_owned(),
+            ..step.clone()
+        };
         match collection().find(&probe) {
             Ok(Some(_)) => {}
             Ok(None) => problems.push(Problem {
@@ -205,7 +276,8 @@ fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Probl
                 line,
                 col,
                 message: format!("undefined step: {} {value}", step.keyword.trim()),
-                hint: nearest(step.ty, value, lang).map(|n| format!("the nearest known phrase is: {n}")),
+                hint: nearest(step.ty, value, lang)
+                    .map(|n| format!("the nearest known phrase is: {n}")),
             }),
             Err(e) => problems.push(Problem {
                 path: path.to_owned(),
@@ -218,26 +290,40 @@ fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Probl
     };
     for step in all_steps(feature) {
         check(step, &step.value, step.position.line, step.position.col);
-        let rejects = PHRASES.iter().take(4).skip(3).any(|p| p.en == step.value || p.ja == step.value);
+        let rejects = PHRASES
+            .iter()
+            .take(4)
+            .skip(3)
+            .any(|p| p.en == step.value || p.ja == step.value);
         if rejects {
             for (i, line) in step.docstring.iter().flat_map(|d| d.lines()).enumerate() {
                 let l = line.trim();
                 if !l.is_empty() && !l.starts_with('#') {
-                    let then = gherkin::Step { ty: StepType::Then, ..step.clone() };
+                    let then = gherkin::Step {
+                        ty: StepType::Then,
+                        ..step.clone()
+                    };
                     check(&then, l, step.position.line + 2 + i, step.position.col + 2);
                 }
             }
         }
     }
     let mut seen_step = false;
-    for sc in feature.scenarios.iter().chain(feature.rules.iter().flat_map(|r| &r.scenarios)) {
+    for sc in feature
+        .scenarios
+        .iter()
+        .chain(feature.rules.iter().flat_map(|r| &r.scenarios))
+    {
         if tags::has(&sc.tags, tags::MISTAKE) && !seen_step {
             problems.push(Problem {
                 path: path.to_owned(),
                 line: sc.position.line,
                 col: sc.position.col,
                 message: "a mistake scenario must follow the step it gets wrong".to_owned(),
-                hint: Some("place it right after that step: its cell replays the steps before that one".to_owned()),
+                hint: Some(
+                    "place it right after that step: its cell replays the steps before that one"
+                        .to_owned(),
+                ),
             });
         }
         seen_step |= !tags::has(&sc.tags, tags::MISTAKE);
@@ -262,7 +348,12 @@ fn nearest(ty: StepType, value: &str, lang: Lang) -> Option<&'static str> {
         .iter()
         .filter(|p| p.ty == ty)
         .map(|p| lang.pick(p.en, p.ja))
-        .map(|text| (strsim::normalized_levenshtein(&strip_args(value), &strip_args(text)), text))
+        .map(|text| {
+            (
+                strsim::normalized_levenshtein(&strip_args(value), &strip_args(text)),
+                text,
+            )
+        })
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, t)| t)
 }
@@ -274,21 +365,39 @@ fn strip_args(s: &str) -> String {
 }
 
 fn to_lab(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Lab {
-    let scenarios = feature.scenarios.iter().chain(feature.rules.iter().flat_map(|r| &r.scenarios));
+    let scenarios = feature
+        .scenarios
+        .iter()
+        .chain(feature.rules.iter().flat_map(|r| &r.scenarios));
     let mut list: Vec<&gherkin::Scenario> = scenarios.collect();
     list.sort_by_key(|s| s.position.line);
     let mut number = 0;
     let steps = list
         .iter()
         .map(|s| {
-            let kind = if tags::has(&s.tags, tags::MISTAKE) { StepKind::Mistake } else { StepKind::Step };
+            let kind = if tags::has(&s.tags, tags::MISTAKE) {
+                StepKind::Mistake
+            } else {
+                StepKind::Step
+            };
             if kind == StepKind::Step {
                 number += 1;
             }
-            LabStep { index: number, name: s.name.clone(), line: s.position.line, tags: s.tags.clone(), kind }
+            LabStep {
+                index: number,
+                name: s.name.clone(),
+                line: s.position.line,
+                tags: s.tags.clone(),
+                kind,
+            }
         })
         .collect();
-    Lab { path: path.to_owned(), name: feature.name.clone(), lang, steps }
+    Lab {
+        path: path.to_owned(),
+        name: feature.name.clone(),
+        lang,
+        steps,
+    }
 }
 
 /// The feature files under `paths` (files as given, directories searched), in a stable order.
@@ -302,7 +411,10 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
         } else {
             return Err(ReadError {
                 path: p.clone(),
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory"),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "no such file or directory",
+                ),
             });
         }
     }
@@ -312,9 +424,15 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, ReadError> {
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| ReadError { path: dir.to_owned(), source })?;
+    let entries = std::fs::read_dir(dir).map_err(|source| ReadError {
+        path: dir.to_owned(),
+        source,
+    })?;
     for entry in entries {
-        let entry = entry.map_err(|source| ReadError { path: dir.to_owned(), source })?;
+        let entry = entry.map_err(|source| ReadError {
+            path: dir.to_owned(),
+            source,
+        })?;
         let p = entry.path();
         if p.is_dir() {
             walk(&p, out)?;
@@ -341,7 +459,9 @@ mod tests {
 
     #[test]
     fn unknown_japanese_and_is_reported_with_hint() {
-        let p = scan("# language: ja\n機能: ラボ\n  シナリオ: 一\n    且つ ファイル \"/a\" が存在する\n");
+        let p = scan(
+            "# language: ja\n機能: ラボ\n  シナリオ: 一\n    且つ ファイル \"/a\" が存在する\n",
+        );
         assert_eq!(p.len(), 1);
         assert!(p[0].hint.as_deref().unwrap_or_default().contains("かつ"));
     }

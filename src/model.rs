@@ -135,7 +135,10 @@ impl Transcript {
             (false, Some(c)) => format!("exit {c}"),
             (false, None) => "killed by a signal".to_owned(),
         };
-        out.push_str(&format!("--- {how} after {:.2}s\n", self.duration.as_secs_f64()));
+        out.push_str(&format!(
+            "--- {how} after {:.2}s\n",
+            self.duration.as_secs_f64()
+        ));
         out
     }
 }
@@ -145,9 +148,14 @@ impl Transcript {
 pub enum Outcome {
     Passed,
     /// A check or command failed: `line` is the feature line of the failing Gherkin step.
-    Failed { line: usize, message: String },
+    Failed {
+        line: usize,
+        message: String,
+    },
     /// Not run because an earlier step of the lab failed, or the run was interrupted.
-    NotRun { reason: String },
+    NotRun {
+        reason: String,
+    },
 }
 
 impl Outcome {
@@ -167,9 +175,17 @@ pub struct ToolsInfo {
 #[derive(Clone, Debug)]
 pub enum Event {
     /// Every cell of the run, with its lab and the lines of the scenarios it will run.
-    RunStarted { cells: Vec<(CellId, Lab, Vec<usize>)> },
-    CellStarted { cell: CellId },
-    EnvironmentReady { cell: CellId, tools: ToolsInfo, setup: Duration },
+    RunStarted {
+        cells: Vec<(CellId, Lab, Vec<usize>)>,
+    },
+    CellStarted {
+        cell: CellId,
+    },
+    EnvironmentReady {
+        cell: CellId,
+        tools: ToolsInfo,
+        setup: Duration,
+    },
     StepFinished {
         cell: CellId,
         step: LabStep,
@@ -177,6 +193,14 @@ pub enum Event {
         duration: Duration,
         transcripts: Vec<Transcript>,
     },
-    CellFinished { cell: CellId, passed: bool, kept: Option<PathBuf>, error: Option<String> },
-    RunFinished { interrupted: bool, duration: Duration },
+    CellFinished {
+        cell: CellId,
+        passed: bool,
+        kept: Option<PathBuf>,
+        error: Option<String>,
+    },
+    RunFinished {
+        interrupted: bool,
+        duration: Duration,
+    },
 }

@@ -111,7 +111,13 @@ fn query_type(w: &mut LabWorld, q: String, f: String, t: TypeName) -> Result<(),
 }
 
 #[then(expr = "the query {string} on {string} should equal the query {string} on {string}")]
-fn query_equals_query(w: &mut LabWorld, q: String, f: String, q2: String, f2: String) -> Result<(), String> {
+fn query_equals_query(
+    w: &mut LabWorld,
+    q: String,
+    f: String,
+    q2: String,
+    f2: String,
+) -> Result<(), String> {
     h::query_equals_query(w, En, (&f, &q), (&f2, &q2))
 }
 
@@ -131,7 +137,12 @@ async fn resource_exists(w: &mut LabWorld, kind: String, name: String) -> Result
 }
 
 #[then(expr = "the cluster should have a(n) {string} named {string} in namespace {string}")]
-async fn resource_exists_in(w: &mut LabWorld, kind: String, name: String, ns: String) -> Result<(), String> {
+async fn resource_exists_in(
+    w: &mut LabWorld,
+    kind: String,
+    name: String,
+    ns: String,
+) -> Result<(), String> {
     h::resource_exists(w, En, &kind, &name, Some(&ns)).await
 }
 
@@ -141,22 +152,44 @@ async fn crd_established(w: &mut LabWorld, name: String) -> Result<(), String> {
 }
 
 #[then(expr = "the query {string} over the cluster's {string} should equal {value}")]
-async fn cluster_query_equals(w: &mut LabWorld, q: String, r: String, v: JsonValue) -> Result<(), String> {
+async fn cluster_query_equals(
+    w: &mut LabWorld,
+    q: String,
+    r: String,
+    v: JsonValue,
+) -> Result<(), String> {
     h::cluster_query(w, En, &r, &q, Expect::Equals(v.0)).await
 }
 
 #[then(expr = "the query {string} over the cluster's {string} should include {values}")]
-async fn cluster_query_includes(w: &mut LabWorld, q: String, r: String, v: JsonValues) -> Result<(), String> {
+async fn cluster_query_includes(
+    w: &mut LabWorld,
+    q: String,
+    r: String,
+    v: JsonValues,
+) -> Result<(), String> {
     h::cluster_query(w, En, &r, &q, Expect::Includes(v.0)).await
 }
 
-#[then(expr = "the query {string} over the cluster's {string} should yield at least {int} result(s)")]
-async fn cluster_query_count(w: &mut LabWorld, q: String, r: String, n: usize) -> Result<(), String> {
+#[then(
+    expr = "the query {string} over the cluster's {string} should yield at least {int} result(s)"
+)]
+async fn cluster_query_count(
+    w: &mut LabWorld,
+    q: String,
+    r: String,
+    n: usize,
+) -> Result<(), String> {
     h::cluster_query(w, En, &r, &q, Expect::CountAtLeast(n)).await
 }
 
 #[then(expr = "the namespace {string} should have the label {string} set to {string}")]
-async fn namespace_label(w: &mut LabWorld, ns: String, label: String, value: String) -> Result<(), String> {
+async fn namespace_label(
+    w: &mut LabWorld,
+    ns: String,
+    label: String,
+    value: String,
+) -> Result<(), String> {
     h::namespace_label(w, En, &ns, &label, Some(&value)).await
 }
 
@@ -165,7 +198,15 @@ async fn namespace_no_label(w: &mut LabWorld, ns: String, label: String) -> Resu
     h::namespace_label(w, En, &ns, &label, None).await
 }
 
-#[then(expr = "the query {string} on {string} should equal the query {string} over the cluster's {string}")]
-async fn file_equals_cluster(w: &mut LabWorld, q: String, f: String, q2: String, r: String) -> Result<(), String> {
+#[then(
+    expr = "the query {string} on {string} should equal the query {string} over the cluster's {string}"
+)]
+async fn file_equals_cluster(
+    w: &mut LabWorld,
+    q: String,
+    f: String,
+    q2: String,
+    r: String,
+) -> Result<(), String> {
     h::file_equals_cluster(w, En, (&f, &q), (&r, &q2)).await
 }

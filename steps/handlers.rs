@@ -19,7 +19,12 @@ fn path(p: &str) -> PathBuf {
 
 fn regex(re: &str, lang: Lang) -> Result<Regex, String> {
     // Line anchors: `^` and `$` match at every line, as with grep.
-    Regex::new(&format!("(?m){}", unescape(re))).map_err(|e| format!("{} /{re}/: {e}", lang.pick("invalid regular expression", "正規表現が不正")))
+    Regex::new(&format!("(?m){}", unescape(re))).map_err(|e| {
+        format!(
+            "{} /{re}/: {e}",
+            lang.pick("invalid regular expression", "正規表現が不正")
+        )
+    })
 }
 
 /// Given the lab directory P: it exists (empty) in the sandbox, and commands start there.
@@ -31,7 +36,13 @@ pub fn lab_directory(w: &mut LabWorld, lang: Lang, dir: &str) -> Result<(), Stri
         let d = dir.clone();
         cell.sandbox
             .inside(move || std::fs::create_dir_all(&d))
-            .map_err(|e| format!("{} {}: {e}", lang.pick("cannot create", "作成できない:"), dir.display()))?;
+            .map_err(|e| {
+                format!(
+                    "{} {}: {e}",
+                    lang.pick("cannot create", "作成できない:"),
+                    dir.display()
+                )
+            })?;
         if cell.first_time("workdir") {
             cell.sandbox.set_workdir(&dir);
         }
@@ -59,7 +70,13 @@ pub fn fixture(w: &mut LabWorld, lang: Lang, src: &str, dst: &str) -> Result<(),
     let to = dst.clone();
     cell.sandbox
         .inside(move || copy_tree(&from, &to))
-        .map_err(|e| format!("{} {}: {e}", lang.pick("cannot place fixture at", "フィクスチャを置けない:"), dst.display()))
+        .map_err(|e| {
+            format!(
+                "{} {}: {e}",
+                lang.pick("cannot place fixture at", "フィクスチャを置けない:"),
+                dst.display()
+            )
+        })
 }
 
 fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
@@ -82,16 +99,22 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()
 pub async fn learner_runs(w: &mut LabWorld, lang: Lang, step: &Step) -> Result<(), String> {
     let script = step.docstring.clone().unwrap_or_default();
     if script.trim().is_empty() {
-        return Err(lang.pick("the step has no commands (a docstring)", "コマンド(ドキュメント文字列)がない").to_owned());
+        return Err(lang
+            .pick(
+                "the step has no commands (a docstring)",
+                "コマンド(ドキュメント文字列)がない",
+            )
+            .to_owned());
     }
     let cell = w.cell()?;
     if cell.grading {
         return Ok(());
     }
     w.discriminate(lang).await?;
-    let transcript = sandbox::run_script(&cell.sandbox, script.trim_start_matches('\n'), w.timeout())
-        .await
-        .map_err(|e| format!("labcheck: cannot start bash in the cell {}: {e}", cell.id))?;
+    let transcript =
+        sandbox::run_script(&cell.sandbox, script.trim_start_matches('\n'), w.timeout())
+            .await
+            .map_err(|e| format!("labcheck: cannot start bash in the cell {}: {e}", cell.id))?;
     cell.record(transcript.clone());
     let timed_out = transcript.timed_out;
     w.last = Some(transcript);
@@ -100,7 +123,10 @@ pub async fn learner_runs(w: &mut LabWorld, lang: Lang, step: &Step) -> Result<(
             "{} {}s ({})",
             lang.pick("the command timed out after", "コマンドがタイムアウトした:"),
             w.timeout().as_secs(),
-            lang.pick("its whole process group was killed", "プロセスグループごと終了させた")
+            lang.pick(
+                "its whole process group was killed",
+                "プロセスグループごと終了させた"
+            )
         ));
     }
     Ok(())
@@ -117,7 +143,9 @@ pub async fn checks_reject(w: &mut LabWorld, lang: Lang, step: &Step) -> Result<
         .map(str::to_owned)
         .collect();
     if listed.is_empty() {
-        return Err(lang.pick("no checks listed", "チェックが列挙されていない").to_owned());
+        return Err(lang
+            .pick("no checks listed", "チェックが列挙されていない")
+            .to_owned());
     }
     let mut accepted = Vec::new();
     for text in listed {
@@ -141,7 +169,10 @@ pub async fn checks_reject(w: &mut LabWorld, lang: Lang, step: &Step) -> Result<
     } else {
         Err(format!(
             "{}\n  {}",
-            lang.pick("these checks did not reject the wrong answer:", "次のチェックが間違った解答を不合格にしなかった:"),
+            lang.pick(
+                "these checks did not reject the wrong answer:",
+                "次のチェックが間違った解答を不合格にしなかった:"
+            ),
             accepted.join("\n  ")
         ))
     }
@@ -181,7 +212,13 @@ pub fn file_matches(w: &mut LabWorld, lang: Lang, p: &str, re: &str) -> Result<(
     w.check(lang, Check::FileMatches(path(p), re))
 }
 
-pub fn lines_matching(w: &mut LabWorld, lang: Lang, p: &str, n: usize, re: &str) -> Result<(), String> {
+pub fn lines_matching(
+    w: &mut LabWorld,
+    lang: Lang,
+    p: &str,
+    n: usize,
+    re: &str,
+) -> Result<(), String> {
     let re = regex(re, lang)?;
     w.check(lang, Check::LinesMatchingAtLeast(path(p), n, re))
 }
@@ -190,20 +227,72 @@ pub fn line_count(w: &mut LabWorld, lang: Lang, p: &str, n: usize) -> Result<(),
     w.check(lang, Check::LineCount(path(p), n))
 }
 
-pub fn query_equals(w: &mut LabWorld, lang: Lang, file: &str, query: &str, value: serde_json::Value) -> Result<(), String> {
-    w.check(lang, Check::QueryEquals { file: path(file), query: unescape(query), value })
+pub fn query_equals(
+    w: &mut LabWorld,
+    lang: Lang,
+    file: &str,
+    query: &str,
+    value: serde_json::Value,
+) -> Result<(), String> {
+    w.check(
+        lang,
+        Check::QueryEquals {
+            file: path(file),
+            query: unescape(query),
+            value,
+        },
+    )
 }
 
-pub fn query_includes(w: &mut LabWorld, lang: Lang, file: &str, query: &str, items: Vec<serde_json::Value>) -> Result<(), String> {
-    w.check(lang, Check::QueryIncludes { file: path(file), query: unescape(query), items })
+pub fn query_includes(
+    w: &mut LabWorld,
+    lang: Lang,
+    file: &str,
+    query: &str,
+    items: Vec<serde_json::Value>,
+) -> Result<(), String> {
+    w.check(
+        lang,
+        Check::QueryIncludes {
+            file: path(file),
+            query: unescape(query),
+            items,
+        },
+    )
 }
 
-pub fn query_count(w: &mut LabWorld, lang: Lang, file: &str, query: &str, n: usize) -> Result<(), String> {
-    w.check(lang, Check::QueryCountAtLeast { file: path(file), query: unescape(query), n })
+pub fn query_count(
+    w: &mut LabWorld,
+    lang: Lang,
+    file: &str,
+    query: &str,
+    n: usize,
+) -> Result<(), String> {
+    w.check(
+        lang,
+        Check::QueryCountAtLeast {
+            file: path(file),
+            query: unescape(query),
+            n,
+        },
+    )
 }
 
-pub fn query_type(w: &mut LabWorld, lang: Lang, file: &str, query: &str, ty: JsonType) -> Result<(), String> {
-    w.check(lang, Check::QueryType { file: path(file), query: unescape(query), ty })
+pub fn query_type(
+    w: &mut LabWorld,
+    lang: Lang,
+    file: &str,
+    query: &str,
+    ty: JsonType,
+) -> Result<(), String> {
+    w.check(
+        lang,
+        Check::QueryType {
+            file: path(file),
+            query: unescape(query),
+            ty,
+        },
+    )
 }
 
 pub fn query_equals_query(
@@ -233,8 +322,18 @@ fn words(values: Vec<serde_json::Value>) -> Vec<String> {
         .collect()
 }
 
-pub fn mentions(w: &mut LabWorld, lang: Lang, p: &str, values: Vec<serde_json::Value>, all: bool) -> Result<(), String> {
-    let check = if all { Check::MentionsAll(path(p), words(values)) } else { Check::MentionsAny(path(p), words(values)) };
+pub fn mentions(
+    w: &mut LabWorld,
+    lang: Lang,
+    p: &str,
+    values: Vec<serde_json::Value>,
+    all: bool,
+) -> Result<(), String> {
+    let check = if all {
+        Check::MentionsAll(path(p), words(values))
+    } else {
+        Check::MentionsAny(path(p), words(values))
+    };
     w.check(lang, check)
 }
 
@@ -242,21 +341,56 @@ fn opt(s: &str) -> String {
     unescape(s)
 }
 
-pub async fn resource_exists(w: &mut LabWorld, lang: Lang, resource: &str, name: &str, namespace: Option<&str>) -> Result<(), String> {
-    let check = ClusterCheck::Exists { resource: opt(resource), name: opt(name), namespace: namespace.map(opt) };
+pub async fn resource_exists(
+    w: &mut LabWorld,
+    lang: Lang,
+    resource: &str,
+    name: &str,
+    namespace: Option<&str>,
+) -> Result<(), String> {
+    let check = ClusterCheck::Exists {
+        resource: opt(resource),
+        name: opt(name),
+        namespace: namespace.map(opt),
+    };
     w.check_cluster(lang, check).await
 }
 
 pub async fn crd_established(w: &mut LabWorld, lang: Lang, name: &str) -> Result<(), String> {
-    w.check_cluster(lang, ClusterCheck::CrdEstablished(opt(name))).await
+    w.check_cluster(lang, ClusterCheck::CrdEstablished(opt(name)))
+        .await
 }
 
-pub async fn cluster_query(w: &mut LabWorld, lang: Lang, resource: &str, query: &str, expect: Expect) -> Result<(), String> {
-    w.check_cluster(lang, ClusterCheck::Query { resource: opt(resource), query: opt(query), expect }).await
+pub async fn cluster_query(
+    w: &mut LabWorld,
+    lang: Lang,
+    resource: &str,
+    query: &str,
+    expect: Expect,
+) -> Result<(), String> {
+    w.check_cluster(
+        lang,
+        ClusterCheck::Query {
+            resource: opt(resource),
+            query: opt(query),
+            expect,
+        },
+    )
+    .await
 }
 
-pub async fn namespace_label(w: &mut LabWorld, lang: Lang, namespace: &str, label: &str, value: Option<&str>) -> Result<(), String> {
-    let check = ClusterCheck::NamespaceLabel { namespace: opt(namespace), label: opt(label), value: value.map(opt) };
+pub async fn namespace_label(
+    w: &mut LabWorld,
+    lang: Lang,
+    namespace: &str,
+    label: &str,
+    value: Option<&str>,
+) -> Result<(), String> {
+    let check = ClusterCheck::NamespaceLabel {
+        namespace: opt(namespace),
+        label: opt(label),
+        value: value.map(opt),
+    };
     w.check_cluster(lang, check).await
 }
 

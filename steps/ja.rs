@@ -111,7 +111,13 @@ fn query_type(w: &mut LabWorld, f: String, q: String, t: TypeName) -> Result<(),
 }
 
 #[then(expr = "{string} のクエリ {string} の値が {string} のクエリ {string} の値と等しい")]
-fn query_equals_query(w: &mut LabWorld, f: String, q: String, f2: String, q2: String) -> Result<(), String> {
+fn query_equals_query(
+    w: &mut LabWorld,
+    f: String,
+    q: String,
+    f2: String,
+    q2: String,
+) -> Result<(), String> {
     h::query_equals_query(w, Ja, (&f, &q), (&f2, &q2))
 }
 
@@ -131,7 +137,12 @@ async fn resource_exists(w: &mut LabWorld, kind: String, name: String) -> Result
 }
 
 #[then(expr = "クラスターのネームスペース {string} に {string} {string} が存在する")]
-async fn resource_exists_in(w: &mut LabWorld, ns: String, kind: String, name: String) -> Result<(), String> {
+async fn resource_exists_in(
+    w: &mut LabWorld,
+    ns: String,
+    kind: String,
+    name: String,
+) -> Result<(), String> {
     h::resource_exists(w, Ja, &kind, &name, Some(&ns)).await
 }
 
@@ -141,22 +152,42 @@ async fn crd_established(w: &mut LabWorld, name: String) -> Result<(), String> {
 }
 
 #[then(expr = "クラスターの {string} に対するクエリ {string} の値が {value} と等しい")]
-async fn cluster_query_equals(w: &mut LabWorld, r: String, q: String, v: JsonValue) -> Result<(), String> {
+async fn cluster_query_equals(
+    w: &mut LabWorld,
+    r: String,
+    q: String,
+    v: JsonValue,
+) -> Result<(), String> {
     h::cluster_query(w, Ja, &r, &q, Expect::Equals(v.0)).await
 }
 
 #[then(expr = "クラスターの {string} に対するクエリ {string} の結果に {values} がすべて含まれる")]
-async fn cluster_query_includes(w: &mut LabWorld, r: String, q: String, v: JsonValues) -> Result<(), String> {
+async fn cluster_query_includes(
+    w: &mut LabWorld,
+    r: String,
+    q: String,
+    v: JsonValues,
+) -> Result<(), String> {
     h::cluster_query(w, Ja, &r, &q, Expect::Includes(v.0)).await
 }
 
 #[then(expr = "クラスターの {string} に対するクエリ {string} の結果が {int} 個以上ある")]
-async fn cluster_query_count(w: &mut LabWorld, r: String, q: String, n: usize) -> Result<(), String> {
+async fn cluster_query_count(
+    w: &mut LabWorld,
+    r: String,
+    q: String,
+    n: usize,
+) -> Result<(), String> {
     h::cluster_query(w, Ja, &r, &q, Expect::CountAtLeast(n)).await
 }
 
 #[then(expr = "ネームスペース {string} のラベル {string} が {string} である")]
-async fn namespace_label(w: &mut LabWorld, ns: String, label: String, value: String) -> Result<(), String> {
+async fn namespace_label(
+    w: &mut LabWorld,
+    ns: String,
+    label: String,
+    value: String,
+) -> Result<(), String> {
     h::namespace_label(w, Ja, &ns, &label, Some(&value)).await
 }
 
@@ -165,7 +196,15 @@ async fn namespace_no_label(w: &mut LabWorld, ns: String, label: String) -> Resu
     h::namespace_label(w, Ja, &ns, &label, None).await
 }
 
-#[then(expr = "{string} のクエリ {string} の値が クラスターの {string} に対するクエリ {string} の値と等しい")]
-async fn file_equals_cluster(w: &mut LabWorld, f: String, q: String, r: String, q2: String) -> Result<(), String> {
+#[then(
+    expr = "{string} のクエリ {string} の値が クラスターの {string} に対するクエリ {string} の値と等しい"
+)]
+async fn file_equals_cluster(
+    w: &mut LabWorld,
+    f: String,
+    q: String,
+    r: String,
+    q2: String,
+) -> Result<(), String> {
     h::file_equals_cluster(w, Ja, (&f, &q), (&r, &q2)).await
 }

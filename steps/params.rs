@@ -21,13 +21,18 @@ impl FromStr for JsonValue {
         if let Some(inner) = s.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
             return Ok(JsonValue(Value::String(unescape(inner))));
         }
-        serde_json::from_str(s).map(JsonValue).map_err(|e| format!("not a JSON value: {s}: {e}"))
+        serde_json::from_str(s)
+            .map(JsonValue)
+            .map_err(|e| format!("not a JSON value: {s}: {e}"))
     }
 }
 
 /// A comma-separated list of JSON values: `"mesh-lab", "istio-proxy"`.
 #[derive(Debug, cucumber::Parameter)]
-#[param(name = "values", regex = r#"(?:"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)(?:\s*[,、]\s*(?:"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null))*"#)]
+#[param(
+    name = "values",
+    regex = r#"(?:"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)(?:\s*[,、]\s*(?:"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null))*"#
+)]
 pub struct JsonValues(pub Vec<Value>);
 
 impl FromStr for JsonValues {
@@ -47,7 +52,11 @@ pub fn parse_list(s: &str) -> Result<Vec<Value>, String> {
         out.push(values.next().ok_or_else(bad)?.map_err(|_| bad())?);
         rest = rest[values.byte_offset()..].trim_start();
         if !rest.is_empty() {
-            rest = rest.strip_prefix(',').or_else(|| rest.strip_prefix('、')).ok_or_else(bad)?.trim_start();
+            rest = rest
+                .strip_prefix(',')
+                .or_else(|| rest.strip_prefix('、'))
+                .ok_or_else(bad)?
+                .trim_start();
         }
     }
     Ok(out)
@@ -55,13 +64,18 @@ pub fn parse_list(s: &str) -> Result<Vec<Value>, String> {
 
 /// A JSON type name, in English or Japanese.
 #[derive(Debug, cucumber::Parameter)]
-#[param(name = "jsontype", regex = "string|number|array|object|boolean|null|文字列|数値|配列|オブジェクト|真偽値")]
+#[param(
+    name = "jsontype",
+    regex = "string|number|array|object|boolean|null|文字列|数値|配列|オブジェクト|真偽値"
+)]
 pub struct TypeName(pub JsonType);
 
 impl FromStr for TypeName {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        JsonType::parse(s).map(TypeName).ok_or_else(|| format!("unknown JSON type {s}"))
+        JsonType::parse(s)
+            .map(TypeName)
+            .ok_or_else(|| format!("unknown JSON type {s}"))
     }
 }
 
@@ -92,14 +106,20 @@ mod tests {
 
     #[test]
     fn lists_of_values_parse_with_either_comma() {
-        assert_eq!(parse_list(r#""a", "b",3"#).unwrap(), vec![Value::from("a"), Value::from("b"), Value::from(3)]);
+        assert_eq!(
+            parse_list(r#""a", "b",3"#).unwrap(),
+            vec![Value::from("a"), Value::from("b"), Value::from(3)]
+        );
         assert_eq!(parse_list(r#""a"、"b""#).unwrap().len(), 2);
         assert!(parse_list(r#""a" "b""#).is_err());
     }
 
     #[test]
     fn single_quoted_value_is_a_string() {
-        assert_eq!(JsonValue::from_str("'x\\'y'").unwrap().0, Value::from("x'y"));
+        assert_eq!(
+            JsonValue::from_str("'x\\'y'").unwrap().0,
+            Value::from("x'y")
+        );
         assert_eq!(JsonValue::from_str("0").unwrap().0, Value::from(0));
     }
 }

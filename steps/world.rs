@@ -49,7 +49,9 @@ pub fn collection() -> &'static cucumber::step::Collection<LabWorld> {
 impl LabWorld {
     /// The cell; a step run outside a cell is a harness fault.
     pub fn cell(&self) -> Result<Arc<Cell>, String> {
-        self.cell.clone().ok_or_else(|| "labcheck: step run outside a cell".to_owned())
+        self.cell
+            .clone()
+            .ok_or_else(|| "labcheck: step run outside a cell".to_owned())
     }
 
     /// The timeout for learner commands of this scenario.
@@ -66,10 +68,16 @@ impl LabWorld {
             return Ok(());
         }
         let read = |p: &std::path::Path| cell.sandbox.read(p);
-        let env = Env { read: &read, last: self.last.as_ref() };
+        let env = Env {
+            read: &read,
+            last: self.last.as_ref(),
+        };
         let result = check.evaluate(&env, lang);
         if let Some(probe) = &mut self.probe {
-            probe.push(Probed { about_command: check.is_about_command(), result });
+            probe.push(Probed {
+                about_command: check.is_about_command(),
+                result,
+            });
             return Ok(());
         }
         result.map_err(|f| f.render(lang))
@@ -87,10 +95,16 @@ impl LabWorld {
                 .to_owned());
         };
         let read = |p: &std::path::Path| cell.sandbox.read(p);
-        let env = Env { read: &read, last: self.last.as_ref() };
+        let env = Env {
+            read: &read,
+            last: self.last.as_ref(),
+        };
         let result = check.evaluate(&client, &env, lang).await;
         if let Some(probe) = &mut self.probe {
-            probe.push(Probed { about_command: false, result });
+            probe.push(Probed {
+                about_command: false,
+                result,
+            });
             return Ok(());
         }
         result.map_err(|f| f.render(lang))
@@ -114,7 +128,9 @@ impl LabWorld {
             probe: Some(Vec::new()),
             probed: true,
         };
-        let outcome = AssertUnwindSafe(step_fn(&mut world, ctx)).catch_unwind().await;
+        let outcome = AssertUnwindSafe(step_fn(&mut world, ctx))
+            .catch_unwind()
+            .await;
         if let Err(panic) = outcome {
             return Err(panic_message(&*panic));
         }
@@ -142,7 +158,10 @@ impl LabWorld {
             }
             any_environment_check = true;
             if env.iter().all(|p| p.result.is_ok()) {
-                passing.push(format!("{}:{}: {}", self.scenario.feature, step.position.line, step.value));
+                passing.push(format!(
+                    "{}:{}: {}",
+                    self.scenario.feature, step.position.line, step.value
+                ));
             } else {
                 return Ok(());
             }

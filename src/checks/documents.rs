@@ -68,9 +68,16 @@ impl Document {
         if is_json {
             return serde_json::from_str::<Value>(text)
                 .map(|v| vec![v])
-                .map_err(|e| format!("invalid JSON at line {}, column {}: {e}", e.line(), e.column()));
+                .map_err(|e| {
+                    format!(
+                        "invalid JSON at line {}, column {}: {e}",
+                        e.line(),
+                        e.column()
+                    )
+                });
         }
-        let docs: Vec<Value> = serde_saphyr::from_multiple(text).map_err(|e| format!("invalid YAML: {e}"))?;
+        let docs: Vec<Value> =
+            serde_saphyr::from_multiple(text).map_err(|e| format!("invalid YAML: {e}"))?;
         Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
     }
 }
@@ -81,8 +88,12 @@ pub fn query(docs: &[Value], code: &str) -> Result<Vec<Value>, String> {
     use jaq_core::{Compiler, Ctx, Vars, data, unwrap_valr};
     use jaq_json::Val;
 
-    let defs = jaq_core::defs().chain(jaq_std::defs()).chain(jaq_json::defs());
-    let funs = jaq_core::funs().chain(jaq_std::funs()).chain(jaq_json::funs());
+    let defs = jaq_core::defs()
+        .chain(jaq_std::defs())
+        .chain(jaq_json::defs());
+    let funs = jaq_core::funs()
+        .chain(jaq_std::funs())
+        .chain(jaq_json::funs());
     let loader = Loader::new(defs);
     let arena = Arena::default();
     let modules = loader
@@ -91,7 +102,12 @@ pub fn query(docs: &[Value], code: &str) -> Result<Vec<Value>, String> {
     let filter = Compiler::default()
         .with_funs(funs)
         .compile(modules)
-        .map_err(|errs| format!("invalid jq query {code:?}: {} undefined name(s)", errs.len()))?;
+        .map_err(|errs| {
+            format!(
+                "invalid jq query {code:?}: {} undefined name(s)",
+                errs.len()
+            )
+        })?;
     let mut out = Vec::new();
     for doc in docs {
         let input = Val::deserialize(doc).map_err(|e| e.to_string())?;
@@ -114,25 +130,45 @@ fn load(env: &Env<'_>, path: &Path, lang: Lang) -> Result<Vec<Value>, Failure> {
     let text = read_text(env, path, lang)?;
     Document::parse(path, &text).map_err(|e| {
         Failure::new(
-            format!("{} {}", lang.pick("a well-formed document", "正しい形式のドキュメント"), path.display()),
+            format!(
+                "{} {}",
+                lang.pick("a well-formed document", "正しい形式のドキュメント"),
+                path.display()
+            ),
             e,
         )
     })
 }
 
-pub(crate) fn run(env: &Env<'_>, path: &Path, code: &str, lang: Lang) -> Result<Vec<Value>, Failure> {
+pub(crate) fn run(
+    env: &Env<'_>,
+    path: &Path,
+    code: &str,
+    lang: Lang,
+) -> Result<Vec<Value>, Failure> {
     let docs = load(env, path, lang)?;
-    query(&docs, code).map_err(|e| Failure::new(lang.pick("a query that runs", "実行できるクエリ"), e))
+    query(&docs, code)
+        .map_err(|e| Failure::new(lang.pick("a query that runs", "実行できるクエリ"), e))
 }
 
 /// One result, or a failure saying how many there were.
-pub(crate) fn single(results: Vec<Value>, path: &Path, code: &str, lang: Lang) -> Result<Value, Failure> {
+pub(crate) fn single(
+    results: Vec<Value>,
+    path: &Path,
+    code: &str,
+    lang: Lang,
+) -> Result<Value, Failure> {
     let n = results.len();
     let mut it = results.into_iter();
     match (it.next(), it.next()) {
         (Some(v), None) => Ok(v),
         _ => Err(Failure::new(
-            format!("{} {code} {} {}", lang.pick("one result of", "クエリ"), lang.pick("on", "の結果が1つ:"), path.display()),
+            format!(
+                "{} {code} {} {}",
+                lang.pick("one result of", "クエリ"),
+                lang.pick("on", "の結果が1つ:"),
+                path.display()
+            ),
             match lang {
                 Lang::En => format!("{n} results"),
                 Lang::Ja => format!("結果が {n} 個"),
@@ -152,7 +188,11 @@ pub(crate) fn flatten(results: Vec<Value>) -> Vec<Value> {
 
 pub(crate) fn show(v: &Value) -> String {
     let s = v.to_string();
-    if s.chars().count() > 200 { format!("{}…", s.chars().take(200).collect::<String>()) } else { s }
+    if s.chars().count() > 200 {
+        format!("{}…", s.chars().take(200).collect::<String>())
+    } else {
+        s
+    }
 }
 
 pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), Failure> {
@@ -162,13 +202,19 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
             if numeric_eq(&got, value) {
                 Ok(())
             } else {
-                Err(Failure::new(format!("{query} = {}", show(value)), show(&got)))
+                Err(Failure::new(
+                    format!("{query} = {}", show(value)),
+                    show(&got),
+                ))
             }
         }
         Check::QueryIncludes { file, query, items } => {
             let got = flatten(run(env, file, query, lang)?);
-            let missing: Vec<String> =
-                items.iter().filter(|i| !got.iter().any(|g| numeric_eq(g, i))).map(show).collect();
+            let missing: Vec<String> = items
+                .iter()
+                .filter(|i| !got.iter().any(|g| numeric_eq(g, i)))
+                .map(show)
+                .collect();
             if missing.is_empty() {
                 Ok(())
             } else {
@@ -217,9 +263,19 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
                 ))
             }
         }
-        Check::QueryEqualsQuery { file, query, other, other_query } => {
+        Check::QueryEqualsQuery {
+            file,
+            query,
+            other,
+            other_query,
+        } => {
             let left = single(run(env, file, query, lang)?, file, query, lang)?;
-            let right = single(run(env, other, other_query, lang)?, other, other_query, lang)?;
+            let right = single(
+                run(env, other, other_query, lang)?,
+                other,
+                other_query,
+                lang,
+            )?;
             if numeric_eq(&left, &right) {
                 Ok(())
             } else {
@@ -253,7 +309,10 @@ mod tests {
     #[test]
     fn query_runs_on_every_yaml_document() {
         let docs = Document::parse(Path::new("m.yaml"), "kind: A\n---\nkind: B\n---\n").unwrap();
-        assert_eq!(query(&docs, ".kind").unwrap(), vec![Value::from("A"), Value::from("B")]);
+        assert_eq!(
+            query(&docs, ".kind").unwrap(),
+            vec![Value::from("A"), Value::from("B")]
+        );
     }
 
     #[test]

@@ -10,7 +10,11 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
             let text = read_text(env, path, lang)?;
             if text.trim().is_empty() {
                 Err(Failure::new(
-                    format!("{} {}", path.display(), lang.pick("not empty", "が空でないこと")),
+                    format!(
+                        "{} {}",
+                        path.display(),
+                        lang.pick("not empty", "が空でないこと")
+                    ),
                     lang.pick("the file is empty", "ファイルが空"),
                 ))
             } else {
@@ -23,17 +27,27 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
                 Ok(())
             } else {
                 Err(Failure::new(
-                    format!("{} {needle:?}", lang.pick("a line containing", "次を含むこと:")),
+                    format!(
+                        "{} {needle:?}",
+                        lang.pick("a line containing", "次を含むこと:")
+                    ),
                     excerpt(&text),
                 ))
             }
         }
         Check::FileLacks(path, needle) => {
             let text = read_text(env, path, lang)?;
-            match text.lines().enumerate().find(|(_, l)| l.contains(needle.as_str())) {
+            match text
+                .lines()
+                .enumerate()
+                .find(|(_, l)| l.contains(needle.as_str()))
+            {
                 None => Ok(()),
                 Some((i, l)) => Err(Failure::new(
-                    format!("{} {needle:?}", lang.pick("no occurrence of", "次を含まないこと:")),
+                    format!(
+                        "{} {needle:?}",
+                        lang.pick("no occurrence of", "次を含まないこと:")
+                    ),
                     format!("{}:{}: {}", path.display(), i + 1, l.trim()),
                 )),
             }
@@ -44,7 +58,10 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
                 Ok(())
             } else {
                 Err(Failure::new(
-                    format!("{} /{re}/", lang.pick("text matching", "次にマッチすること:")),
+                    format!(
+                        "{} /{re}/",
+                        lang.pick("text matching", "次にマッチすること:")
+                    ),
                     excerpt(&text),
                 ))
             }

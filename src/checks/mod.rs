@@ -46,11 +46,32 @@ pub enum Check {
     FileMatches(PathBuf, Regex),
     LinesMatchingAtLeast(PathBuf, usize, Regex),
     LineCount(PathBuf, usize),
-    QueryEquals { file: PathBuf, query: String, value: Value },
-    QueryIncludes { file: PathBuf, query: String, items: Vec<Value> },
-    QueryCountAtLeast { file: PathBuf, query: String, n: usize },
-    QueryType { file: PathBuf, query: String, ty: JsonType },
-    QueryEqualsQuery { file: PathBuf, query: String, other: PathBuf, other_query: String },
+    QueryEquals {
+        file: PathBuf,
+        query: String,
+        value: Value,
+    },
+    QueryIncludes {
+        file: PathBuf,
+        query: String,
+        items: Vec<Value>,
+    },
+    QueryCountAtLeast {
+        file: PathBuf,
+        query: String,
+        n: usize,
+    },
+    QueryType {
+        file: PathBuf,
+        query: String,
+        ty: JsonType,
+    },
+    QueryEqualsQuery {
+        file: PathBuf,
+        query: String,
+        other: PathBuf,
+        other_query: String,
+    },
     MentionsAny(PathBuf, Vec<String>),
     MentionsAll(PathBuf, Vec<String>),
 }
@@ -64,7 +85,10 @@ pub struct Failure {
 
 impl Failure {
     pub fn new(expected: impl Into<String>, found: impl Into<String>) -> Self {
-        Failure { expected: expected.into(), found: found.into() }
+        Failure {
+            expected: expected.into(),
+            found: found.into(),
+        }
     }
 
     /// The failure as the learner reads it.
@@ -80,7 +104,10 @@ impl Check {
     /// Whether the check looks at the last learner command rather than the environment. Such
     /// checks take no part in discrimination: before a step nothing has run.
     pub fn is_about_command(&self) -> bool {
-        matches!(self, Check::LastExit(_) | Check::OutputContains(_) | Check::OutputMatches(_))
+        matches!(
+            self,
+            Check::LastExit(_) | Check::OutputContains(_) | Check::OutputMatches(_)
+        )
     }
 
     /// Evaluates the check.
@@ -109,8 +136,14 @@ impl Check {
 fn command(check: &Check, last: Option<&Transcript>, lang: Lang) -> Result<(), Failure> {
     let Some(t) = last else {
         return Err(Failure::new(
-            lang.pick("a learner command to have run", "学習者のコマンドが実行済みであること"),
-            lang.pick("no command has run in this step", "このステップではまだコマンドが実行されていない"),
+            lang.pick(
+                "a learner command to have run",
+                "学習者のコマンドが実行済みであること",
+            ),
+            lang.pick(
+                "no command has run in this step",
+                "このステップではまだコマンドが実行されていない",
+            ),
         ));
     };
     let ended = || match (t.timed_out, t.exit_code) {
@@ -128,17 +161,29 @@ fn command(check: &Check, last: Option<&Transcript>, lang: Lang) -> Result<(), F
             };
             let expected = match exit {
                 Exit::Success => lang.pick("exit 0", "終了コード 0").to_owned(),
-                Exit::Failure => lang.pick("a non-zero exit", "0 以外の終了コード").to_owned(),
+                Exit::Failure => lang
+                    .pick("a non-zero exit", "0 以外の終了コード")
+                    .to_owned(),
                 Exit::Code(n) => format!("exit {n}"),
             };
-            if ok { Ok(()) } else { Err(Failure::new(expected, format!("{}\n{}", ended(), excerpt(&output)))) }
+            if ok {
+                Ok(())
+            } else {
+                Err(Failure::new(
+                    expected,
+                    format!("{}\n{}", ended(), excerpt(&output)),
+                ))
+            }
         }
         Check::OutputContains(text) => {
             if output.contains(text.as_str()) {
                 Ok(())
             } else {
                 Err(Failure::new(
-                    format!("{} {text:?}", lang.pick("output containing", "次を含む出力:")),
+                    format!(
+                        "{} {text:?}",
+                        lang.pick("output containing", "次を含む出力:")
+                    ),
                     excerpt(&output),
                 ))
             }
@@ -148,7 +193,10 @@ fn command(check: &Check, last: Option<&Transcript>, lang: Lang) -> Result<(), F
                 Ok(())
             } else {
                 Err(Failure::new(
-                    format!("{} /{re}/", lang.pick("output matching", "次にマッチする出力:")),
+                    format!(
+                        "{} /{re}/",
+                        lang.pick("output matching", "次にマッチする出力:")
+                    ),
                     excerpt(&output),
                 ))
             }
@@ -185,7 +233,11 @@ fn read_text(env: &Env<'_>, path: &Path, lang: Lang) -> Result<String, Failure> 
             lang.pick("no such file", "ファイルが存在しない"),
         )),
         Err(e) => Err(Failure::new(
-            format!("{} {}", lang.pick("a readable file", "読めるファイル"), path.display()),
+            format!(
+                "{} {}",
+                lang.pick("a readable file", "読めるファイル"),
+                path.display()
+            ),
             e.to_string(),
         )),
     }

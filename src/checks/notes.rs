@@ -11,12 +11,24 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
         _ => return Ok(()),
     };
     let text = read_text(env, path, lang)?.to_lowercase();
-    let missing: Vec<&String> = words.iter().filter(|w| !text.contains(&w.to_lowercase())).collect();
-    let ok = if all { missing.is_empty() } else { missing.len() < words.len() };
+    let missing: Vec<&String> = words
+        .iter()
+        .filter(|w| !text.contains(&w.to_lowercase()))
+        .collect();
+    let ok = if all {
+        missing.is_empty()
+    } else {
+        missing.len() < words.len()
+    };
     if ok {
         return Ok(());
     }
-    let list = |ws: &[&String]| ws.iter().map(|w| format!("{w:?}")).collect::<Vec<_>>().join(", ");
+    let list = |ws: &[&String]| {
+        ws.iter()
+            .map(|w| format!("{w:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let all_words: Vec<&String> = words.iter().collect();
     let expected = match (lang, all) {
         (Lang::En, true) => format!("a note mentioning all of {}", list(&all_words)),

@@ -25,20 +25,47 @@ pub enum Expect {
 
 #[derive(Clone, Debug)]
 pub enum ClusterCheck {
-    Exists { resource: String, name: String, namespace: Option<String> },
+    Exists {
+        resource: String,
+        name: String,
+        namespace: Option<String>,
+    },
     CrdEstablished(String),
-    Query { resource: String, query: String, expect: Expect },
-    NamespaceLabel { namespace: String, label: String, value: Option<String> },
-    FileEqualsCluster { file: PathBuf, query: String, resource: String, cluster_query: String },
+    Query {
+        resource: String,
+        query: String,
+        expect: Expect,
+    },
+    NamespaceLabel {
+        namespace: String,
+        label: String,
+        value: Option<String>,
+    },
+    FileEqualsCluster {
+        file: PathBuf,
+        query: String,
+        resource: String,
+        cluster_query: String,
+    },
 }
 
 fn api_failure(lang: Lang, e: impl std::fmt::Display) -> Failure {
-    Failure::new(lang.pick("an answer from the API server", "API サーバーの応答"), e.to_string())
+    Failure::new(
+        lang.pick("an answer from the API server", "API サーバーの応答"),
+        e.to_string(),
+    )
 }
 
 /// Finds a resource type by kind, plural, singular or `plural.group`.
-async fn resolve(client: &kube::Client, name: &str, lang: Lang) -> Result<(ApiResource, bool), Failure> {
-    let discovery = Discovery::new(client.clone()).run().await.map_err(|e| api_failure(lang, e))?;
+async fn resolve(
+    client: &kube::Client,
+    name: &str,
+    lang: Lang,
+) -> Result<(ApiResource, bool), Failure> {
+    let discovery = Discovery::new(client.clone())
+        .run()
+        .await
+        .map_err(|e| api_failure(lang, e))?;
     let wanted = name.to_ascii_lowercase();
     for group in discovery.groups() {
         for (ar, caps) in group.recommended_resources() {
@@ -50,7 +77,10 @@ async fn resolve(client: &kube::Client, name: &str, lang: Lang) -> Result<(ApiRe
     }
     Err(Failure::new(
         format!("{} {name}", lang.pick("a resource type", "リソースの種類")),
-        lang.pick("the cluster does not serve it", "クラスターに登録されていない"),
+        lang.pick(
+            "the cluster does not serve it",
+            "クラスターに登録されていない",
+        ),
     ))
 }
 
@@ -58,7 +88,10 @@ async fn resolve(client: &kube::Client, name: &str, lang: Lang) -> Result<(ApiRe
 pub async fn list(client: &kube::Client, resource: &str, lang: Lang) -> Result<Value, Failure> {
     let (ar, _) = resolve(client, resource, lang).await?;
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-    let list = api.list(&ListParams::default()).await.map_err(|e| api_failure(lang, e))?;
+    let list = api
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| api_failure(lang, e))?;
     let items: Vec<Value> = list
         .items
         .into_iter()
@@ -75,28 +108,49 @@ pub async fn list(client: &kube::Client, resource: &str, lang: Lang) -> Result<V
 }
 
 fn query_list(list: &Value, code: &str, lang: Lang) -> Result<Vec<Value>, Failure> {
-    query(std::slice::from_ref(list), code).map_err(|e| Failure::new(lang.pick("a query that runs", "実行できるクエリ"), e))
+    query(std::slice::from_ref(list), code)
+        .map_err(|e| Failure::new(lang.pick("a query that runs", "実行できるクエリ"), e))
 }
 
 impl ClusterCheck {
-    pub async fn evaluate(&self, client: &kube::Client, env: &Env<'_>, lang: Lang) -> Result<(), Failure> {
+    pub async fn evaluate(
+        &self,
+        client: &kube::Client,
+        env: &Env<'_>,
+        lang: Lang,
+    ) -> Result<(), Failure> {
         match self {
-            ClusterCheck::Exists { resource, name, namespace } => {
+            ClusterCheck::Exists {
+                resource,
+                name,
+                namespace,
+            } => {
                 let (ar, namespaced) = resolve(client, resource, lang).await?;
                 let api: Api<DynamicObject> = match (namespace, namespaced) {
                     (Some(ns), true) => Api::namespaced_with(client.clone(), ns, &ar),
                     _ => Api::all_with(client.clone(), &ar),
                 };
                 let found = if namespace.is_some() || !namespaced {
-                    api.get_opt(name).await.map_err(|e| api_failure(lang, e))?.is_some()
+                    api.get_opt(name)
+                        .await
+                        .map_err(|e| api_failure(lang, e))?
+                        .is_some()
                 } else {
-                    let all = api.list(&ListParams::default()).await.map_err(|e| api_failure(lang, e))?;
-                    all.items.iter().any(|o| o.metadata.name.as_deref() == Some(name.as_str()))
+                    let all = api
+                        .list(&ListParams::default())
+                        .await
+                        .map_err(|e| api_failure(lang, e))?;
+                    all.items
+                        .iter()
+                        .any(|o| o.metadata.name.as_deref() == Some(name.as_str()))
                 };
                 if found {
                     return Ok(());
                 }
-                let place = namespace.as_ref().map(|ns| format!(" (namespace {ns})")).unwrap_or_default();
+                let place = namespace
+                    .as_ref()
+                    .map(|ns| format!(" (namespace {ns})"))
+                    .unwrap_or_default();
                 Err(Failure::new(
                     format!("{} {name}{place}", ar.kind),
                     lang.pick("not found in the cluster", "クラスターに存在しない"),
@@ -106,18 +160,33 @@ impl ClusterCheck {
                 let api: Api<CustomResourceDefinition> = Api::all(client.clone());
                 let crd = api.get_opt(name).await.map_err(|e| api_failure(lang, e))?;
                 let Some(crd) = crd else {
-                    return Err(Failure::new(format!("CRD {name}"), lang.pick("not found in the cluster", "クラスターに存在しない")));
+                    return Err(Failure::new(
+                        format!("CRD {name}"),
+                        lang.pick("not found in the cluster", "クラスターに存在しない"),
+                    ));
                 };
                 let conditions = crd.status.and_then(|s| s.conditions).unwrap_or_default();
-                let established = conditions.iter().any(|c| c.type_ == "Established" && c.status == "True");
+                let established = conditions
+                    .iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True");
                 if established {
                     Ok(())
                 } else {
-                    let seen: Vec<String> = conditions.iter().map(|c| format!("{}={}", c.type_, c.status)).collect();
-                    Err(Failure::new(format!("CRD {name} Established=True"), seen.join(", ")))
+                    let seen: Vec<String> = conditions
+                        .iter()
+                        .map(|c| format!("{}={}", c.type_, c.status))
+                        .collect();
+                    Err(Failure::new(
+                        format!("CRD {name} Established=True"),
+                        seen.join(", "),
+                    ))
                 }
             }
-            ClusterCheck::Query { resource, query: code, expect } => {
+            ClusterCheck::Query {
+                resource,
+                query: code,
+                expect,
+            } => {
                 let list = list(client, resource, lang).await?;
                 let results = query_list(&list, code, lang)?;
                 match expect {
@@ -126,19 +195,33 @@ impl ClusterCheck {
                         if numeric_eq(&got, value) {
                             Ok(())
                         } else {
-                            Err(Failure::new(format!("{code} = {}", show(value)), show(&got)))
+                            Err(Failure::new(
+                                format!("{code} = {}", show(value)),
+                                show(&got),
+                            ))
                         }
                     }
                     Expect::Includes(items) => {
                         let got = flatten(results);
-                        let missing: Vec<String> =
-                            items.iter().filter(|i| !got.iter().any(|g| numeric_eq(g, i))).map(show).collect();
+                        let missing: Vec<String> = items
+                            .iter()
+                            .filter(|i| !got.iter().any(|g| numeric_eq(g, i)))
+                            .map(show)
+                            .collect();
                         if missing.is_empty() {
                             Ok(())
                         } else {
                             Err(Failure::new(
-                                format!("{code} ⊇ {}", items.iter().map(show).collect::<Vec<_>>().join(", ")),
-                                format!("{} {} ({})", lang.pick("missing", "不足:"), missing.join(", "), show(&Value::Array(got))),
+                                format!(
+                                    "{code} ⊇ {}",
+                                    items.iter().map(show).collect::<Vec<_>>().join(", ")
+                                ),
+                                format!(
+                                    "{} {} ({})",
+                                    lang.pick("missing", "不足:"),
+                                    missing.join(", "),
+                                    show(&Value::Array(got))
+                                ),
                             ))
                         }
                     }
@@ -147,17 +230,30 @@ impl ClusterCheck {
                         if got.len() >= *n {
                             Ok(())
                         } else {
-                            Err(Failure::new(format!("≥ {n}: {code}"), format!("{}: {}", got.len(), show(&Value::Array(got)))))
+                            Err(Failure::new(
+                                format!("≥ {n}: {code}"),
+                                format!("{}: {}", got.len(), show(&Value::Array(got))),
+                            ))
                         }
                     }
                 }
             }
-            ClusterCheck::NamespaceLabel { namespace, label, value } => {
+            ClusterCheck::NamespaceLabel {
+                namespace,
+                label,
+                value,
+            } => {
                 let api: Api<Namespace> = Api::all(client.clone());
-                let ns = api.get_opt(namespace).await.map_err(|e| api_failure(lang, e))?;
+                let ns = api
+                    .get_opt(namespace)
+                    .await
+                    .map_err(|e| api_failure(lang, e))?;
                 let Some(ns) = ns else {
                     return Err(Failure::new(
-                        format!("{} {namespace}", lang.pick("the namespace", "ネームスペース")),
+                        format!(
+                            "{} {namespace}",
+                            lang.pick("the namespace", "ネームスペース")
+                        ),
                         lang.pick("not found in the cluster", "クラスターに存在しない"),
                     ));
                 };
@@ -168,7 +264,8 @@ impl ClusterCheck {
                     (None, None) => Ok(()),
                     (Some(want), got) => Err(Failure::new(
                         format!("{label}={want}"),
-                        got.map(|g| format!("{label}={g}")).unwrap_or_else(|| lang.pick("no such label", "ラベルなし").to_owned()),
+                        got.map(|g| format!("{label}={g}"))
+                            .unwrap_or_else(|| lang.pick("no such label", "ラベルなし").to_owned()),
                     )),
                     (None, Some(got)) => Err(Failure::new(
                         format!("{} {label}", lang.pick("no label", "ラベルなし:")),
@@ -176,15 +273,34 @@ impl ClusterCheck {
                     )),
                 }
             }
-            ClusterCheck::FileEqualsCluster { file, query: code, resource, cluster_query } => {
-                let left = single(crate::checks::documents::run(env, file, code, lang)?, file, code, lang)?;
+            ClusterCheck::FileEqualsCluster {
+                file,
+                query: code,
+                resource,
+                cluster_query,
+            } => {
+                let left = single(
+                    crate::checks::documents::run(env, file, code, lang)?,
+                    file,
+                    code,
+                    lang,
+                )?;
                 let list = list(client, resource, lang).await?;
-                let right = single(query_list(&list, cluster_query, lang)?, std::path::Path::new(resource), cluster_query, lang)?;
+                let right = single(
+                    query_list(&list, cluster_query, lang)?,
+                    std::path::Path::new(resource),
+                    cluster_query,
+                    lang,
+                )?;
                 if numeric_eq(&left, &right) {
                     Ok(())
                 } else {
                     Err(Failure::new(
-                        format!("{} {code} = {} ({resource}: {cluster_query})", file.display(), show(&right)),
+                        format!(
+                            "{} {code} = {} ({resource}: {cluster_query})",
+                            file.display(),
+                            show(&right)
+                        ),
                         show(&left),
                     ))
                 }

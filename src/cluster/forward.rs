@@ -24,13 +24,17 @@ impl Forward {
             while let Ok((mut inbound, _)) = listener.accept().await {
                 let network = network.clone();
                 tokio::spawn(async move {
-                    let Ok(Ok(std_stream)) = tokio::task::spawn_blocking(move || network.connect(target)).await else {
+                    let Ok(Ok(std_stream)) =
+                        tokio::task::spawn_blocking(move || network.connect(target)).await
+                    else {
                         return;
                     };
                     if std_stream.set_nonblocking(true).is_err() {
                         return;
                     }
-                    let Ok(mut outbound) = TcpStream::from_std(std_stream) else { return };
+                    let Ok(mut outbound) = TcpStream::from_std(std_stream) else {
+                        return;
+                    };
                     let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
                 });
             }

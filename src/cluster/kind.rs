@@ -11,7 +11,13 @@ use super::ClusterError;
 pub fn cluster_name(cell: &str) -> String {
     let mut name: String = format!("labcheck-{cell}")
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
         .collect();
     name.truncate(40);
     name.trim_end_matches('-').to_owned()
@@ -29,17 +35,32 @@ pub struct KindCommand {
 impl KindCommand {
     /// The arguments of `kind create cluster`.
     pub fn create_args(&self) -> Vec<String> {
-        let mut args = vec!["create".into(), "cluster".into(), "--name".into(), self.name.clone()];
+        let mut args = vec![
+            "create".into(),
+            "cluster".into(),
+            "--name".into(),
+            self.name.clone(),
+        ];
         if let Some(image) = &self.node_image {
             args.extend(["--image".into(), image.clone()]);
         }
-        args.extend(["--kubeconfig".into(), self.kubeconfig.display().to_string(), "--wait".into(), "120s".into()]);
+        args.extend([
+            "--kubeconfig".into(),
+            self.kubeconfig.display().to_string(),
+            "--wait".into(),
+            "120s".into(),
+        ]);
         args
     }
 
     /// The arguments of `kind delete cluster`.
     pub fn delete_args(&self) -> Vec<String> {
-        vec!["delete".into(), "cluster".into(), "--name".into(), self.name.clone()]
+        vec![
+            "delete".into(),
+            "cluster".into(),
+            "--name".into(),
+            self.name.clone(),
+        ]
     }
 
     async fn exec(&self, args: Vec<String>) -> Result<(), ClusterError> {
@@ -48,11 +69,17 @@ impl KindCommand {
             .args(&args)
             .output()
             .await
-            .map_err(|e| ClusterError::Spawn { what: command.clone(), source: e })?;
+            .map_err(|e| ClusterError::Spawn {
+                what: command.clone(),
+                source: e,
+            })?;
         if output.status.success() {
             Ok(())
         } else {
-            Err(ClusterError::Command { command, message: String::from_utf8_lossy(&output.stderr).trim().to_owned() })
+            Err(ClusterError::Command {
+                command,
+                message: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            })
         }
     }
 
@@ -80,7 +107,10 @@ mod tests {
 
     #[test]
     fn names_are_valid_and_unique_per_cell() {
-        assert_eq!(cluster_name("Mesh_Install.1.31"), "labcheck-mesh-install-1-31");
+        assert_eq!(
+            cluster_name("Mesh_Install.1.31"),
+            "labcheck-mesh-install-1-31"
+        );
         assert_ne!(cluster_name("lab-1-31"), cluster_name("lab-1-30"));
         assert!(cluster_name(&"x".repeat(100)).len() <= 40);
     }
@@ -97,6 +127,9 @@ mod tests {
 
     #[test]
     fn delete_names_the_same_cluster() {
-        assert_eq!(command(None).delete_args().join(" "), "delete cluster --name labcheck-mesh-install-1-31");
+        assert_eq!(
+            command(None).delete_args().join(" "),
+            "delete cluster --name labcheck-mesh-install-1-31"
+        );
     }
 }

@@ -18,5 +18,8 @@ pub fn write(path: &Path, server: &str, pki: &Pki) -> std::io::Result<()> {
         "contexts": [{"name": CONTEXT, "context": {"cluster": CONTEXT, "user": "admin"}}],
         "current-context": CONTEXT,
     });
-    std::fs::write(path, serde_json::to_string_pretty(&config).unwrap_or_default())
+    std::fs::write(
+        path,
+        serde_json::to_string_pretty(&config).unwrap_or_default(),
+    )
 }

@@ -47,7 +47,8 @@ impl Drop for LocalCluster {
 
 fn log_file(dir: &Path, name: &str) -> Result<(Stdio, Stdio), ClusterError> {
     let path = dir.join(format!("{name}.log"));
-    let f = std::fs::File::create(&path).map_err(|e| ClusterError::Io(format!("cannot create {}: {e}", path.display())))?;
+    let f = std::fs::File::create(&path)
+        .map_err(|e| ClusterError::Io(format!("cannot create {}: {e}", path.display())))?;
     let g = f.try_clone().map_err(|e| ClusterError::Io(e.to_string()))?;
     Ok((Stdio::from(f), Stdio::from(g)))
 }
@@ -72,22 +73,44 @@ pub async fn start(
     let etcd = sandbox
         .network_command(&tools.etcd)
         .args(["--data-dir", &dir.join("etcd").display().to_string()])
-        .args(["--listen-client-urls", &etcd_url, "--advertise-client-urls", &etcd_url])
-        .args(["--listen-peer-urls", "http://127.0.0.1:2380", "--unsafe-no-fsync", "--log-level", "warn"])
+        .args([
+            "--listen-client-urls",
+            &etcd_url,
+            "--advertise-client-urls",
+            &etcd_url,
+        ])
+        .args([
+            "--listen-peer-urls",
+            "http://127.0.0.1:2380",
+            "--unsafe-no-fsync",
+            "--log-level",
+            "warn",
+        ])
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
         .spawn()
-        .map_err(|e| ClusterError::Spawn { what: tools.etcd.display().to_string(), source: e })?;
-    let network = sandbox.network().map_err(|e| ClusterError::Io(e.to_string()))?;
-    let etcd_addr = SocketAddr::from(([127, 0, 0, 1], ETCD_PORT));
-    wait_http(&network, etcd_addr, "/health", "\"health\":\"true\"", Duration::from_secs(30))
-        .await
-        .map_err(|e| ClusterError::NotReady {
-            what: "etcd".into(),
-            waited: 30,
-            detail: format!("{e}\n{}", tail(&dir.join("etcd.log"))),
+        .map_err(|e| ClusterError::Spawn {
+            what: tools.etcd.display().to_string(),
+            source: e,
         })?;
+    let network = sandbox
+        .network()
+        .map_err(|e| ClusterError::Io(e.to_string()))?;
+    let etcd_addr = SocketAddr::from(([127, 0, 0, 1], ETCD_PORT));
+    wait_http(
+        &network,
+        etcd_addr,
+        "/health",
+        "\"health\":\"true\"",
+        Duration::from_secs(30),
+    )
+    .await
+    .map_err(|e| ClusterError::NotReady {
+        what: "etcd".into(),
+        waited: 30,
+        detail: format!("{e}\n{}", tail(&dir.join("etcd.log"))),
+    })?;
 
     let p = |p: &PathBuf| p.display().to_string();
     let (out, err) = log_file(dir, "kube-apiserver")?;
@@ -120,10 +143,30 @@ pub async fn start(
         .stdout(out)
         .stderr(err)
         .spawn()
-        .map_err(|e| ClusterError::Spawn { what: tools.kube_apiserver.display().to_string(), source: e })?;
-    kubeconfig::write(learner_kubeconfig, &format!("https://127.0.0.1:{APISERVER_PORT}"), &pki)
-        .map_err(|e| ClusterError::Io(format!("cannot write {}: {e}", learner_kubeconfig.display())))?;
-    Ok((LocalCluster { etcd, apiserver, dir: dir.to_owned(), keep: sandbox.keeps() }, pki))
+        .map_err(|e| ClusterError::Spawn {
+            what: tools.kube_apiserver.display().to_string(),
+            source: e,
+        })?;
+    kubeconfig::write(
+        learner_kubeconfig,
+        &format!("https://127.0.0.1:{APISERVER_PORT}"),
+        &pki,
+    )
+    .map_err(|e| {
+        ClusterError::Io(format!(
+            "cannot write {}: {e}",
+            learner_kubeconfig.display()
+        ))
+    })?;
+    Ok((
+        LocalCluster {
+            etcd,
+            apiserver,
+            dir: dir.to_owned(),
+            keep: sandbox.keeps(),
+        },
+        pki,
+    ))
 }
 
 impl LocalCluster {
@@ -137,7 +180,10 @@ impl LocalCluster {
         for child in [&mut self.apiserver, &mut self.etcd] {
             if let Some(pid) = child.id() {
                 unix::kill_group(pid as i32, libc::SIGTERM);
-                if tokio::time::timeout(Duration::from_secs(3), child.wait()).await.is_err() {
+                if tokio::time::timeout(Duration::from_secs(3), child.wait())
+                    .await
+                    .is_err()
+                {
                     unix::kill_group(pid as i32, libc::SIGKILL);
                     let _ = child.wait().await;
                 }
@@ -147,12 +193,21 @@ impl LocalCluster {
 
     /// The pids, for a kept cell's record.
     pub fn pids(&self) -> Vec<u32> {
-        [self.etcd.id(), self.apiserver.id()].into_iter().flatten().collect()
+        [self.etcd.id(), self.apiserver.id()]
+            .into_iter()
+            .flatten()
+            .collect()
     }
 }
 
 /// Polls `GET path` on `addr` inside the cell until the body contains `expect`.
-async fn wait_http(network: &Network, addr: SocketAddr, path: &str, expect: &str, timeout: Duration) -> Result<(), String> {
+async fn wait_http(
+    network: &Network,
+    addr: SocketAddr,
+    path: &str,
+    expect: &str,
+    timeout: Duration,
+) -> Result<(), String> {
     let started = Instant::now();
     let mut last = String::from("no answer");
     while started.elapsed() < timeout {

@@ -27,10 +27,16 @@ pub enum ClusterError {
         source: std::io::Error,
     },
     #[error("{what} was not ready after {waited}s: {detail}")]
-    NotReady { what: String, waited: u64, detail: String },
+    NotReady {
+        what: String,
+        waited: u64,
+        detail: String,
+    },
     #[error("kubeconfig {path}: {message}")]
     Kubeconfig { path: PathBuf, message: String },
-    #[error("the existing-cluster backend mutates the cluster of context {context:?}: pass --allow-existing-cluster to allow it")]
+    #[error(
+        "the existing-cluster backend mutates the cluster of context {context:?}: pass --allow-existing-cluster to allow it"
+    )]
     ExistingNotAllowed { context: String },
     #[error("{command}: {message}")]
     Command { command: String, message: String },
@@ -67,14 +73,22 @@ pub struct Cluster {
 
 #[derive(Debug)]
 enum Inner {
-    Local { processes: local::LocalCluster, _forward: forward::Forward },
+    Local {
+        processes: Box<local::LocalCluster>,
+        _forward: forward::Forward,
+    },
     Existing,
-    Kind { command: kind::KindCommand },
+    Kind {
+        command: kind::KindCommand,
+    },
 }
 
 impl std::fmt::Debug for Cluster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cluster").field("backend", &self.backend).field("version", &self.version).finish()
+        f.debug_struct("Cluster")
+            .field("backend", &self.backend)
+            .field("version", &self.version)
+            .finish()
     }
 }
 
@@ -112,10 +126,16 @@ impl ClusterBackend for Local {
 
     async fn start(&self, env: &CellEnv<'_>) -> Result<Cluster, ClusterError> {
         let started = Instant::now();
-        let (mut processes, pki) = local::start(env.sandbox, &self.tools, &env.dir, &env.kubeconfig).await?;
-        let network = env.sandbox.network().map_err(|e| ClusterError::Io(e.to_string()))?;
+        let (mut processes, pki) =
+            local::start(env.sandbox, &self.tools, &env.dir, &env.kubeconfig).await?;
+        let network = env
+            .sandbox
+            .network()
+            .map_err(|e| ClusterError::Io(e.to_string()))?;
         let target = std::net::SocketAddr::from(([127, 0, 0, 1], local::APISERVER_PORT));
-        let forward = forward::Forward::start(network, target).await.map_err(|e| ClusterError::Io(e.to_string()))?;
+        let forward = forward::Forward::start(network, target)
+            .await
+            .map_err(|e| ClusterError::Io(e.to_string()))?;
         let host_config = env.dir.join("host-kubeconfig");
         kubeconfig::write(&host_config, &format!("https://{}", forward.local), &pki)
             .map_err(|e| ClusterError::Io(e.to_string()))?;
@@ -139,7 +159,15 @@ impl ClusterBackend for Local {
                 });
             }
         };
-        Ok(Cluster { client, version, backend: "local", inner: Inner::Local { processes, _forward: forward } })
+        Ok(Cluster {
+            client,
+            version,
+            backend: "local",
+            inner: Inner::Local {
+                processes: Box::new(processes),
+                _forward: forward,
+            },
+        })
     }
 }
 
@@ -159,17 +187,26 @@ impl ClusterBackend for Existing {
 
     async fn start(&self, env: &CellEnv<'_>) -> Result<Cluster, ClusterError> {
         if !self.allowed {
-            return Err(ClusterError::ExistingNotAllowed { context: self.context.clone() });
+            return Err(ClusterError::ExistingNotAllowed {
+                context: self.context.clone(),
+            });
         }
         let flat = flatten_context(&self.kubeconfig, &self.context)?;
         std::fs::write(&env.kubeconfig, flat).map_err(|e| ClusterError::Io(e.to_string()))?;
         let client = client_for(&env.kubeconfig, Some(&self.context)).await?;
-        let version = wait_ready(&client, Duration::from_secs(30)).await.map_err(|detail| ClusterError::NotReady {
-            what: format!("the cluster of context {}", self.context),
-            waited: 30,
-            detail,
-        })?;
-        Ok(Cluster { client, version, backend: "existing", inner: Inner::Existing })
+        let version = wait_ready(&client, Duration::from_secs(30))
+            .await
+            .map_err(|detail| ClusterError::NotReady {
+                what: format!("the cluster of context {}", self.context),
+                waited: 30,
+                detail,
+            })?;
+        Ok(Cluster {
+            client,
+            version,
+            backend: "existing",
+            inner: Inner::Existing,
+        })
     }
 }
 
@@ -194,12 +231,19 @@ impl ClusterBackend for Kind {
         };
         command.create().await?;
         let client = client_for(&env.kubeconfig, None).await?;
-        let version = wait_ready(&client, Duration::from_secs(120)).await.map_err(|detail| ClusterError::NotReady {
-            what: format!("kind cluster {}", command.name),
-            waited: 120,
-            detail,
-        })?;
-        Ok(Cluster { client, version, backend: "kind", inner: Inner::Kind { command } })
+        let version = wait_ready(&client, Duration::from_secs(120))
+            .await
+            .map_err(|detail| ClusterError::NotReady {
+                what: format!("kind cluster {}", command.name),
+                waited: 120,
+                detail,
+            })?;
+        Ok(Cluster {
+            client,
+            version,
+            backend: "kind",
+            inner: Inner::Kind { command },
+        })
     }
 }
 
@@ -239,23 +283,39 @@ impl Backend {
 
 /// The harness's client for a kept local cell's cluster: a new forward into the cell's network
 /// (the one of the run that kept it ended with that run). Keep the forward while using the client.
-pub async fn attach_local(sandbox: &Sandbox, cluster_dir: &Path) -> Result<(kube::Client, forward::Forward), ClusterError> {
-    let network = sandbox.network().map_err(|e| ClusterError::Io(e.to_string()))?;
+pub async fn attach_local(
+    sandbox: &Sandbox,
+    cluster_dir: &Path,
+) -> Result<(kube::Client, forward::Forward), ClusterError> {
+    let network = sandbox
+        .network()
+        .map_err(|e| ClusterError::Io(e.to_string()))?;
     let target = std::net::SocketAddr::from(([127, 0, 0, 1], local::APISERVER_PORT));
-    let forward = forward::Forward::start(network, target).await.map_err(|e| ClusterError::Io(e.to_string()))?;
+    let forward = forward::Forward::start(network, target)
+        .await
+        .map_err(|e| ClusterError::Io(e.to_string()))?;
     let pki = certs::Pki::existing(&cluster_dir.join("pki"));
     let config = cluster_dir.join("attach-kubeconfig");
-    kubeconfig::write(&config, &format!("https://{}", forward.local), &pki).map_err(|e| ClusterError::Io(e.to_string()))?;
+    kubeconfig::write(&config, &format!("https://{}", forward.local), &pki)
+        .map_err(|e| ClusterError::Io(e.to_string()))?;
     let client = client_for(&config, None).await?;
     Ok((client, forward))
 }
 
 /// A kube-rs client for a kubeconfig (and context).
 pub async fn client_for(path: &Path, context: Option<&str>) -> Result<kube::Client, ClusterError> {
-    let err = |message: String| ClusterError::Kubeconfig { path: path.to_owned(), message };
+    let err = |message: String| ClusterError::Kubeconfig {
+        path: path.to_owned(),
+        message,
+    };
     let kc = Kubeconfig::read_from(path).map_err(|e| err(e.to_string()))?;
-    let options = KubeConfigOptions { context: context.map(str::to_owned), ..Default::default() };
-    let config = kube::Config::from_custom_kubeconfig(kc, &options).await.map_err(|e| err(e.to_string()))?;
+    let options = KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..Default::default()
+    };
+    let config = kube::Config::from_custom_kubeconfig(kc, &options)
+        .await
+        .map_err(|e| err(e.to_string()))?;
     kube::Client::try_from(config).map_err(|e| err(e.to_string()))
 }
 
@@ -265,13 +325,19 @@ pub async fn wait_ready(client: &kube::Client, timeout: Duration) -> Result<Stri
     let started = Instant::now();
     let mut last = String::from("no answer");
     while started.elapsed() < timeout {
-        let readyz = http::Request::get("/readyz").body(Vec::new()).map_err(|e| e.to_string())?;
+        let readyz = http::Request::get("/readyz")
+            .body(Vec::new())
+            .map_err(|e| e.to_string())?;
         match client.request_text(readyz).await {
             Ok(body) if body.trim() == "ok" => {
                 let namespaces: kube::Api<Namespace> = kube::Api::all(client.clone());
                 match namespaces.list(&Default::default()).await {
                     Ok(_) => {
-                        let version = client.apiserver_version().await.map(|v| v.git_version).unwrap_or_default();
+                        let version = client
+                            .apiserver_version()
+                            .await
+                            .map(|v| v.git_version)
+                            .unwrap_or_default();
                         return Ok(version);
                     }
                     Err(e) => last = e.to_string(),
@@ -288,10 +354,20 @@ pub async fn wait_ready(client: &kube::Client, timeout: Duration) -> Result<Stri
 /// The kubeconfig reduced to one context with its credentials inlined (what the learner gets).
 fn flatten_context(path: &Path, context: &str) -> Result<String, ClusterError> {
     let output = std::process::Command::new("kubectl")
-        .args(["config", "view", "--minify", "--flatten", "--context", context])
+        .args([
+            "config",
+            "view",
+            "--minify",
+            "--flatten",
+            "--context",
+            context,
+        ])
         .env("KUBECONFIG", path)
         .output()
-        .map_err(|e| ClusterError::Spawn { what: "kubectl config view".into(), source: e })?;
+        .map_err(|e| ClusterError::Spawn {
+            what: "kubectl config view".into(),
+            source: e,
+        })?;
     if !output.status.success() {
         return Err(ClusterError::Kubeconfig {
             path: path.to_owned(),

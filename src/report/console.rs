@@ -22,11 +22,26 @@ impl Console {
             Event::EnvironmentReady { cell, setup, .. } => {
                 eprintln!("  {cell}: environment ready in {:.2}s", setup.as_secs_f64())
             }
-            Event::StepFinished { cell, step, outcome, duration, transcripts } => {
-                let path = record.cells.get(cell).map(|c| c.lab.path.display().to_string()).unwrap_or_default();
+            Event::StepFinished {
+                cell,
+                step,
+                outcome,
+                duration,
+                transcripts,
+            } => {
+                let path = record
+                    .cells
+                    .get(cell)
+                    .map(|c| c.lab.path.display().to_string())
+                    .unwrap_or_default();
                 match outcome {
                     Outcome::Passed => {
-                        eprintln!("  ✔ {cell} {}. {} ({:.2}s)", step.index, step.name, duration.as_secs_f64())
+                        eprintln!(
+                            "  ✔ {cell} {}. {} ({:.2}s)",
+                            step.index,
+                            step.name,
+                            duration.as_secs_f64()
+                        )
                     }
                     Outcome::Failed { line, message } => {
                         eprintln!("  ✘ {cell} {}. {}  {path}:{line}", step.index, step.name);
@@ -40,11 +55,19 @@ impl Console {
                         }
                     }
                     Outcome::NotRun { reason } => {
-                        eprintln!("  - {cell} {}. {} (not run: {reason})", step.index, step.name)
+                        eprintln!(
+                            "  - {cell} {}. {} (not run: {reason})",
+                            step.index, step.name
+                        )
                     }
                 }
             }
-            Event::CellFinished { cell, passed, kept, error } => {
+            Event::CellFinished {
+                cell,
+                passed,
+                kept,
+                error,
+            } => {
                 if let Some(e) = error {
                     eprintln!("✘ {cell}: {e}");
                 }
@@ -52,17 +75,21 @@ impl Console {
                     eprintln!("  {cell}: kept at {}", k.display());
                     if let Some(name) = k.file_name().filter(|_| k.join("cell.json").exists()) {
                         let name = name.to_string_lossy();
-                        eprintln!("  enter it with `labcheck shell {name}`, remove it with `labcheck down {name}`");
+                        eprintln!(
+                            "  enter it with `labcheck shell {name}`, remove it with `labcheck down {name}`"
+                        );
                     }
                 }
                 eprintln!("{} {cell}", if *passed { "✔" } else { "✘" });
             }
-            Event::RunFinished { interrupted, duration } => {
+            Event::RunFinished {
+                interrupted,
+                duration,
+            } => {
                 if *interrupted {
                     eprintln!("labcheck: run interrupted");
                 }
                 eprintln!("labcheck: {:.1}s", duration.as_secs_f64());
-
             }
         }
     }

@@ -19,7 +19,11 @@ pub fn render(record: &Record) -> String {
                 Outcome::Passed => TestCaseStatus::success(),
                 Outcome::Failed { line, message } => {
                     let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                    st.set_message(format!("{}:{line}: {}", c.lab.path.display(), message.lines().next().unwrap_or_default()));
+                    st.set_message(format!(
+                        "{}:{line}: {}",
+                        c.lab.path.display(),
+                        message.lines().next().unwrap_or_default()
+                    ));
                     st.set_description(message.clone());
                     st
                 }
@@ -42,5 +46,7 @@ pub fn render(record: &Record) -> String {
         }
         report.add_test_suite(suite);
     }
-    report.to_string().unwrap_or_else(|e| format!("<!-- cannot render JUnit: {e} -->"))
+    report
+        .to_string()
+        .unwrap_or_else(|e| format!("<!-- cannot render JUnit: {e} -->"))
 }

@@ -50,7 +50,12 @@ impl CellRecord {
         Timing {
             setup: self.setup.unwrap_or_default(),
             steps: self.steps.iter().map(|s| s.duration).sum(),
-            commands: self.steps.iter().flat_map(|s| &s.transcripts).map(|t| t.duration).sum(),
+            commands: self
+                .steps
+                .iter()
+                .flat_map(|s| &s.transcripts)
+                .map(|t| t.duration)
+                .sum(),
         }
     }
 }
@@ -93,7 +98,13 @@ impl Record {
                     c.setup = Some(*setup);
                 }
             }
-            Event::StepFinished { cell, step, outcome, duration, transcripts } => {
+            Event::StepFinished {
+                cell,
+                step,
+                outcome,
+                duration,
+                transcripts,
+            } => {
                 if let Some(c) = self.cells.get_mut(cell) {
                     c.steps.push(StepRecord {
                         step: step.clone(),
@@ -103,7 +114,12 @@ impl Record {
                     });
                 }
             }
-            Event::CellFinished { cell, passed, kept, error } => {
+            Event::CellFinished {
+                cell,
+                passed,
+                kept,
+                error,
+            } => {
                 if let Some(c) = self.cells.get_mut(cell)
                     && !c.finished
                 {
@@ -113,7 +129,10 @@ impl Record {
                     c.error = error.clone();
                 }
             }
-            Event::RunFinished { interrupted, duration } => {
+            Event::RunFinished {
+                interrupted,
+                duration,
+            } => {
                 self.interrupted = *interrupted;
                 self.duration = *duration;
                 if *interrupted {
@@ -150,7 +169,9 @@ impl Record {
             for step in missing {
                 c.steps.push(StepRecord {
                     step,
-                    outcome: Outcome::NotRun { reason: reason.to_owned() },
+                    outcome: Outcome::NotRun {
+                        reason: reason.to_owned(),
+                    },
                     duration: Duration::ZERO,
                     transcripts: Vec::new(),
                 });
@@ -188,7 +209,12 @@ impl Record {
 pub fn transcript_text(c: &CellRecord) -> String {
     let mut out = format!("# {}\n", c.id);
     for s in &c.steps {
-        out.push_str(&format!("\n## {}. {} — {}\n", s.step.index, s.step.name, outcome_word(&s.outcome)));
+        out.push_str(&format!(
+            "\n## {}. {} — {}\n",
+            s.step.index,
+            s.step.name,
+            outcome_word(&s.outcome)
+        ));
         if let Outcome::Failed { line, message } = &s.outcome {
             out.push_str(&format!("{}:{line}\n{message}\n", c.lab.path.display()));
         }
@@ -210,7 +236,11 @@ pub fn outcome_word(o: &Outcome) -> &'static str {
 
 /// The stable name of a step in a cell: `<lab> › <step> [<label>]`.
 pub fn test_name(c: &CellRecord, s: &StepRecord) -> String {
-    let label = if c.id.label == "-" { String::new() } else { format!(" [istio {}]", c.id.label) };
+    let label = if c.id.label == "-" {
+        String::new()
+    } else {
+        format!(" [istio {}]", c.id.label)
+    };
     format!("{} › {}{label}", c.lab.name, s.step.name)
 }
 
@@ -226,9 +256,12 @@ pub fn grade_text(record: &Record) -> String {
         for s in steps {
             let word = lang.pick("Step", "ステップ");
             match &s.outcome {
-                Outcome::Passed => {
-                    out.push_str(&format!("  ✔ {word} {}: {} — {}\n", s.step.index, s.step.name, lang.pick("pass", "合格")))
-                }
+                Outcome::Passed => out.push_str(&format!(
+                    "  ✔ {word} {}: {} — {}\n",
+                    s.step.index,
+                    s.step.name,
+                    lang.pick("pass", "合格")
+                )),
                 Outcome::Failed { line, message } => {
                     out.push_str(&format!(
                         "  ✘ {word} {}: {} — {} ({}:{line})\n",
@@ -241,10 +274,16 @@ pub fn grade_text(record: &Record) -> String {
                         out.push_str(&format!("      {l}\n"));
                     }
                 }
-                Outcome::NotRun { reason } => out.push_str(&format!("  - {word} {}: {} ({reason})\n", s.step.index, s.step.name)),
+                Outcome::NotRun { reason } => out.push_str(&format!(
+                    "  - {word} {}: {} ({reason})\n",
+                    s.step.index, s.step.name
+                )),
             }
         }
-        let (passed, total) = (c.steps.iter().filter(|s| s.outcome.is_pass()).count(), c.steps.len());
+        let (passed, total) = (
+            c.steps.iter().filter(|s| s.outcome.is_pass()).count(),
+            c.steps.len(),
+        );
         out.push_str(&match lang {
             Lang::En => format!("{passed} of {total} steps pass\n"),
             Lang::Ja => format!("{total} ステップ中 {passed} ステップ合格\n"),

@@ -25,9 +25,17 @@ impl<'a> Matrix<'a> {
         }
         labs.into_iter()
             .map(|lab| {
-                let cells: Vec<&CellRecord> = record.cells.values().filter(|c| c.lab.path == lab.path).collect();
+                let cells: Vec<&CellRecord> = record
+                    .cells
+                    .values()
+                    .filter(|c| c.lab.path == lab.path)
+                    .collect();
                 let labels: BTreeSet<String> = cells.iter().map(|c| c.id.label.clone()).collect();
-                Matrix { lab, labels: labels.into_iter().rev().collect(), cells }
+                Matrix {
+                    lab,
+                    labels: labels.into_iter().rev().collect(),
+                    cells,
+                }
             })
             .collect()
     }
@@ -41,7 +49,10 @@ impl<'a> Matrix<'a> {
     }
 
     fn column(&self, label: &str) -> Option<&'a CellRecord> {
-        self.cells.iter().copied().find(|c| c.id.label == label && c.id.mistake.is_none())
+        self.cells
+            .iter()
+            .copied()
+            .find(|c| c.id.label == label && c.id.mistake.is_none())
     }
 }
 
@@ -53,7 +64,11 @@ fn step_title(step: &LabStep) -> String {
 }
 
 fn label_title(label: &str) -> String {
-    if label == "-" { "result".to_owned() } else { format!("istio {label}") }
+    if label == "-" {
+        "result".to_owned()
+    } else {
+        format!("istio {label}")
+    }
 }
 
 fn first_line(s: &str) -> &str {
@@ -67,7 +82,11 @@ pub fn markdown(record: &Record) -> String {
         out.push_str("\n**The run was interrupted.**\n");
     }
     for m in Matrix::of(record) {
-        out.push_str(&format!("\n## {} (`{}`)\n\n| step |", m.lab.name, m.lab.path.display()));
+        out.push_str(&format!(
+            "\n## {} (`{}`)\n\n| step |",
+            m.lab.name,
+            m.lab.path.display()
+        ));
         for l in &m.labels {
             out.push_str(&format!(" {} |", label_title(l)));
         }
@@ -101,8 +120,12 @@ pub fn markdown(record: &Record) -> String {
                     t.steps.as_secs_f64(),
                     t.commands.as_secs_f64()
                 ));
-                let tools: Vec<String> =
-                    c.tools.tools.iter().map(|(t, v, src)| format!("{t} {v} ({src})")).collect();
+                let tools: Vec<String> = c
+                    .tools
+                    .tools
+                    .iter()
+                    .map(|(t, v, src)| format!("{t} {v} ({src})"))
+                    .collect();
                 if !tools.is_empty() {
                     out.push_str(&format!("\n{}: {}\n", label_title(l), tools.join(", ")));
                 }
@@ -112,12 +135,18 @@ pub fn markdown(record: &Record) -> String {
             }
         }
     }
-    out.push_str(&format!("\nTotal time {:.1}s\n", record.duration.as_secs_f64()));
+    out.push_str(&format!(
+        "\nTotal time {:.1}s\n",
+        record.duration.as_secs_f64()
+    ));
     out
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// The self-contained HTML report.
@@ -134,7 +163,11 @@ th,td{border:1px solid #ccc;padding:.4em .6em;vertical-align:top;text-align:left
         out.push_str("<p class=\"banner\">The run was interrupted.</p>");
     }
     for m in Matrix::of(record) {
-        out.push_str(&format!("<h2>{}</h2><p><code>{}</code></p><table><tr><th>step</th>", esc(&m.lab.name), esc(&m.lab.path.display().to_string())));
+        out.push_str(&format!(
+            "<h2>{}</h2><p><code>{}</code></p><table><tr><th>step</th>",
+            esc(&m.lab.name),
+            esc(&m.lab.path.display().to_string())
+        ));
         for l in &m.labels {
             out.push_str(&format!("<th>{}</th>", esc(&label_title(l))));
         }
@@ -166,7 +199,10 @@ th,td{border:1px solid #ccc;padding:.4em .6em;vertical-align:top;text-align:left
                     cell.push_str(&format!("{} {} <i>({})</i><br>", esc(t), esc(v), esc(src)));
                 }
                 if let Some(setup) = c.setup {
-                    cell.push_str(&format!("environment ready in {:.1}s<br>", setup.as_secs_f64()));
+                    cell.push_str(&format!(
+                        "environment ready in {:.1}s<br>",
+                        setup.as_secs_f64()
+                    ));
                 }
                 if let Some(e) = &c.error {
                     cell.push_str(&format!("<b>{}</b>", esc(e)));
@@ -176,6 +212,9 @@ th,td{border:1px solid #ccc;padding:.4em .6em;vertical-align:top;text-align:left
         }
         out.push_str("</tr></table>");
     }
-    out.push_str(&format!("<p>Total time {:.1}s</p></body></html>\n", record.duration.as_secs_f64()));
+    out.push_str(&format!(
+        "<p>Total time {:.1}s</p></body></html>\n",
+        record.duration.as_secs_f64()
+    ));
     out
 }

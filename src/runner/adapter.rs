@@ -28,7 +28,15 @@ pub struct Adapter {
 
 impl Adapter {
     pub fn new(cell: Arc<Cell>, lab: Arc<Lab>, sink: Sink) -> Adapter {
-        Adapter { cell, lab, sink, started: None, failure: None, finished: Vec::new(), error: None }
+        Adapter {
+            cell,
+            lab,
+            sink,
+            started: None,
+            failure: None,
+            finished: Vec::new(),
+            error: None,
+        }
     }
 
     fn step_failed(&mut self, step: &gherkin::Step, err: &StepError) {
@@ -48,13 +56,20 @@ impl Adapter {
             }
             Scenario::Hook(HookType::Before, event::Hook::Failed(_, info))
             | Scenario::Hook(HookType::After, event::Hook::Failed(_, info)) => {
-                self.failure.get_or_insert((sc.position.line, panic_message(&**info)));
+                self.failure
+                    .get_or_insert((sc.position.line, panic_message(&**info)));
             }
             Scenario::Hook(_, event::Hook::Started | event::Hook::Passed) => {}
             Scenario::Background(step, event::Step::Failed(_, _, _, err))
-            | Scenario::Step(step, event::Step::Failed(_, _, _, err)) => self.step_failed(step, err),
-            Scenario::Background(step, event::Step::Skipped) | Scenario::Step(step, event::Step::Skipped) => {
-                self.failure.get_or_insert((step.position.line, format!("undefined step: {}", step.value)));
+            | Scenario::Step(step, event::Step::Failed(_, _, _, err)) => {
+                self.step_failed(step, err)
+            }
+            Scenario::Background(step, event::Step::Skipped)
+            | Scenario::Step(step, event::Step::Skipped) => {
+                self.failure.get_or_insert((
+                    step.position.line,
+                    format!("undefined step: {}", step.value),
+                ));
             }
             Scenario::Background(_, event::Step::Started | event::Step::Passed(..))
             | Scenario::Step(_, event::Step::Started | event::Step::Passed(..))
@@ -79,20 +94,29 @@ impl Adapter {
     }
 
     fn lab_step(&self, sc: &gherkin::Scenario) -> LabStep {
-        self.lab.steps.iter().find(|s| s.line == sc.position.line).cloned().unwrap_or_else(|| LabStep {
-            index: 0,
-            name: sc.name.clone(),
-            line: sc.position.line,
-            tags: sc.tags.clone(),
-            kind: crate::model::StepKind::Step,
-        })
+        self.lab
+            .steps
+            .iter()
+            .find(|s| s.line == sc.position.line)
+            .cloned()
+            .unwrap_or_else(|| LabStep {
+                index: 0,
+                name: sc.name.clone(),
+                line: sc.position.line,
+                tags: sc.tags.clone(),
+                kind: crate::model::StepKind::Step,
+            })
     }
 }
 
 impl Writer<LabWorld> for Adapter {
     type Cli = cucumber::cli::Empty;
 
-    async fn handle_event(&mut self, event: parser::Result<Cev<Cucumber<LabWorld>>>, _: &Self::Cli) {
+    async fn handle_event(
+        &mut self,
+        event: parser::Result<Cev<Cucumber<LabWorld>>>,
+        _: &Self::Cli,
+    ) {
         let event = match event {
             Ok(e) => e.value,
             Err(e) => {

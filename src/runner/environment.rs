@@ -55,7 +55,12 @@ pub struct Environment {
 impl Environment {
     /// An environment for labs that need no cluster.
     pub fn sandbox_only() -> Environment {
-        Environment { backend: None, kubectl: None, kubernetes: None, istioctl: BTreeMap::new() }
+        Environment {
+            backend: None,
+            kubectl: None,
+            kubernetes: None,
+            istioctl: BTreeMap::new(),
+        }
     }
 
     /// The tools a cell with `label` runs with.

@@ -63,7 +63,9 @@ impl RunOptions {
 
 /// `LABCHECK_STATE_DIR` or `/var/tmp/labcheck`: outside every directory the sandbox overlays.
 pub fn default_state_dir() -> PathBuf {
-    std::env::var_os("LABCHECK_STATE_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/var/tmp/labcheck"))
+    std::env::var_os("LABCHECK_STATE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/labcheck"))
 }
 
 /// Why a run could not start.
@@ -116,14 +118,23 @@ impl Summary {
 pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
     let files = lint::discover(&opts.paths)?;
     if files.is_empty() {
-        return Err(PlanError::Empty(opts.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")));
+        return Err(PlanError::Empty(
+            opts.paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
     }
     let filter = match &opts.tags {
         None => None,
-        Some(expr) => Some(expr.parse::<gherkin::tagexpr::TagOperation>().map_err(|e| PlanError::Tags {
-            expr: expr.clone(),
-            message: e.to_string(),
-        })?),
+        Some(expr) => Some(
+            expr.parse::<gherkin::tagexpr::TagOperation>()
+                .map_err(|e| PlanError::Tags {
+                    expr: expr.clone(),
+                    message: e.to_string(),
+                })?,
+        ),
     };
     let mut problems = Vec::new();
     let mut cells = Vec::new();
@@ -138,11 +149,17 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
         let lab = Arc::new(lab);
         let selected = |s: &crate::model::LabStep| {
             let in_range = opts.step.is_none_or(|n| s.index <= n);
-            let tagged = filter.as_ref().is_none_or(|f| f.eval(s.tags.iter().chain(&feature.tags)));
+            let tagged = filter
+                .as_ref()
+                .is_none_or(|f| f.eval(s.tags.iter().chain(&feature.tags)));
             in_range && tagged
         };
-        let steps: Vec<usize> =
-            lab.steps.iter().filter(|s| s.kind == StepKind::Step && selected(s)).map(|s| s.line).collect();
+        let steps: Vec<usize> = lab
+            .steps
+            .iter()
+            .filter(|s| s.kind == StepKind::Step && selected(s))
+            .map(|s| s.line)
+            .collect();
         let needs = Needs::of(&feature.tags);
         let labels = match needs {
             Needs::Istio => opts.istio.clone(),
@@ -151,19 +168,34 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
         for label in labels {
             if !steps.is_empty() {
                 cells.push(CellPlan {
-                    id: CellId { lab: lab.slug(), label: label.clone(), mistake: None },
+                    id: CellId {
+                        lab: lab.slug(),
+                        label: label.clone(),
+                        mistake: None,
+                    },
                     lab: lab.clone(),
                     lines: steps.clone(),
                     needs,
                 });
             }
-            for m in lab.steps.iter().filter(|s| s.kind == StepKind::Mistake && selected(s)) {
+            for m in lab
+                .steps
+                .iter()
+                .filter(|s| s.kind == StepKind::Mistake && selected(s))
+            {
                 // The mistake replaces the step it follows: replay the steps before that one.
-                let before = lab.steps.iter().filter(|s| s.kind == StepKind::Step && s.index < m.index);
+                let before = lab
+                    .steps
+                    .iter()
+                    .filter(|s| s.kind == StepKind::Step && s.index < m.index);
                 let mut lines: Vec<usize> = before.map(|s| s.line).collect();
                 lines.push(m.line);
                 cells.push(CellPlan {
-                    id: CellId { lab: lab.slug(), label: label.clone(), mistake: Some(m.line) },
+                    id: CellId {
+                        lab: lab.slug(),
+                        label: label.clone(),
+                        mistake: Some(m.line),
+                    },
                     lab: lab.clone(),
                     lines,
                     needs,
@@ -178,10 +210,23 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
 }
 
 /// Runs the planned cells, reporting through `sink`; stops early on Ctrl-C or SIGTERM.
-pub async fn run(opts: &RunOptions, env: &Environment, cells: Vec<CellPlan>, sink: Sink) -> Summary {
+pub async fn run(
+    opts: &RunOptions,
+    env: &Environment,
+    cells: Vec<CellPlan>,
+    sink: Sink,
+) -> Summary {
     let started = Instant::now();
-    sink(Event::RunStarted { cells: cells.iter().map(|c| (c.id.clone(), (*c.lab).clone(), c.lines.clone())).collect() });
-    let mut summary = Summary { cells: cells.len(), ..Summary::default() };
+    sink(Event::RunStarted {
+        cells: cells
+            .iter()
+            .map(|c| (c.id.clone(), (*c.lab).clone(), c.lines.clone()))
+            .collect(),
+    });
+    let mut summary = Summary {
+        cells: cells.len(),
+        ..Summary::default()
+    };
     let all = futures::stream::iter(cells.clone())
         .map(|c| run_cell(opts, env, c, sink.clone()))
         .buffer_unordered(opts.jobs.max(1))
@@ -214,13 +259,19 @@ pub async fn run(opts: &RunOptions, env: &Environment, cells: Vec<CellPlan>, sin
             });
         }
     }
-    sink(Event::RunFinished { interrupted, duration: started.elapsed() });
+    sink(Event::RunFinished {
+        interrupted,
+        duration: started.elapsed(),
+    });
     summary
 }
 
 async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
         return std::future::pending().await;
     };
     tokio::select! {
@@ -230,17 +281,30 @@ async fn shutdown_signal() {
 }
 
 /// Runs one cell. `Ok(passed)`, or the harness fault that stopped it.
-async fn run_cell(opts: &RunOptions, env: &Environment, plan: CellPlan, sink: Sink) -> (CellId, Result<bool, String>) {
+async fn run_cell(
+    opts: &RunOptions,
+    env: &Environment,
+    plan: CellPlan,
+    sink: Sink,
+) -> (CellId, Result<bool, String>) {
     let id = plan.id.clone();
     sink(Event::CellStarted { cell: id.clone() });
     let keep = opts.keep || opts.step.is_some();
-    let dir = opts.state_dir.join("cells").join(format!("{}-{}", id.slug(), std::process::id()));
+    let dir = opts
+        .state_dir
+        .join("cells")
+        .join(format!("{}-{}", id.slug(), std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let (cell, mut cluster) = match prepare(env, &plan, &dir, keep, &sink).await {
         Ok(prepared) => prepared,
         Err(error) => {
             not_run(&plan, &sink, &error);
-            sink(Event::CellFinished { cell: id.clone(), passed: false, kept: None, error: Some(error.clone()) });
+            sink(Event::CellFinished {
+                cell: id.clone(),
+                passed: false,
+                kept: None,
+                error: Some(error.clone()),
+            });
             let _ = std::fs::remove_dir_all(&dir);
             return (id, Err(error));
         }
@@ -253,7 +317,11 @@ async fn run_cell(opts: &RunOptions, env: &Environment, plan: CellPlan, sink: Si
         // The workdir and environment are settled once the Background has run.
         record_kept(&cell, cluster.as_ref());
     }
-    let kept = if keep || !passed { keep_leftovers(opts, &cell, keep) } else { None };
+    let kept = if keep || !passed {
+        keep_leftovers(opts, &cell, keep)
+    } else {
+        None
+    };
     if !keep {
         if let Some(c) = cluster.as_mut() {
             c.stop().await;
@@ -261,7 +329,12 @@ async fn run_cell(opts: &RunOptions, env: &Environment, plan: CellPlan, sink: Si
         cell.sandbox.shutdown().await;
         let _ = std::fs::remove_dir_all(&dir);
     }
-    sink(Event::CellFinished { cell: id.clone(), passed, kept, error: error.clone() });
+    sink(Event::CellFinished {
+        cell: id.clone(),
+        passed,
+        kept,
+        error: error.clone(),
+    });
     (id, error.map_or(Ok(passed), Err))
 }
 
@@ -276,17 +349,22 @@ async fn prepare(
     let started = Instant::now();
     let backend = match plan.needs {
         Needs::Sandbox => None,
-        Needs::Cluster | Needs::Istio => {
-            Some(env.backend.as_ref().ok_or("this lab needs a cluster, and no cluster backend is configured")?)
-        }
+        Needs::Cluster | Needs::Istio => Some(
+            env.backend
+                .as_ref()
+                .ok_or("this lab needs a cluster, and no cluster backend is configured")?,
+        ),
     };
     let isolate = backend.is_none_or(|b| b.isolates_network());
-    let sandbox = Sandbox::create(dir, keep, isolate).await.map_err(|e| e.to_string())?;
+    let sandbox = Sandbox::create(dir, keep, isolate)
+        .await
+        .map_err(|e| e.to_string())?;
     let tools = env.tools_for(plan.needs, &plan.id.label);
     if plan.needs == Needs::Istio && !tools.iter().any(|t| t.name == "istioctl") {
         return Err(format!("no istioctl for Istio {}", plan.id.label));
     }
-    environment::link_tools(&dir.join("bin"), &tools).map_err(|e| format!("cannot link tools into {}: {e}", dir.display()))?;
+    environment::link_tools(&dir.join("bin"), &tools)
+        .map_err(|e| format!("cannot link tools into {}: {e}", dir.display()))?;
     let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
     let cluster = match backend {
         None => None,
@@ -298,29 +376,47 @@ async fn prepare(
                 name: format!("{}-{}", plan.id.slug(), std::process::id()),
             };
             let _ = std::fs::create_dir_all(&cenv.dir);
-            let cluster = b.start(&cenv).await.map_err(|e| format!("cluster ({}): {e}", b.name()))?;
+            let cluster = b
+                .start(&cenv)
+                .await
+                .map_err(|e| format!("cluster ({}): {e}", b.name()))?;
             cell.kube = Some(cluster.client.clone());
             Some(cluster)
         }
     };
     let mut info = env.info(plan.needs, &plan.id.label);
     if let Some(c) = &cluster {
-        info.tools.push(("cluster".into(), c.version.clone(), c.backend.into()));
+        info.tools
+            .push(("cluster".into(), c.version.clone(), c.backend.into()));
     }
-    sink(Event::EnvironmentReady { cell: plan.id.clone(), tools: info, setup: started.elapsed() });
+    sink(Event::EnvironmentReady {
+        cell: plan.id.clone(),
+        tools: info,
+        setup: started.elapsed(),
+    });
     Ok((Arc::new(cell), cluster))
 }
 
 /// Writes what `labcheck ps`, `shell`, `grade` and `down` need to find a kept cell.
 fn record_kept(cell: &Cell, cluster: Option<&Cluster>) {
     let record = crate::kept::KeptCell {
-        name: cell.sandbox.dir().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| cell.id.slug()),
+        name: cell
+            .sandbox
+            .dir()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| cell.id.slug()),
         id: cell.id.to_string(),
         lab: std::fs::canonicalize(&cell.lab.path).unwrap_or_else(|_| cell.lab.path.clone()),
         dir: cell.sandbox.dir().to_owned(),
         holder: cell.sandbox.holder_pid().unwrap_or_default(),
         cluster_pids: cluster.map(|c| c.pids()).unwrap_or_default(),
-        env: cell.sandbox.env().into_iter().map(|(k, v)| (k, v.to_string_lossy().into_owned())).collect(),
+        env: cell
+            .sandbox
+            .env()
+            .into_iter()
+            .map(|(k, v)| (k, v.to_string_lossy().into_owned()))
+            .collect(),
         workdir: cell.sandbox.workdir(),
         has_cluster: cluster.is_some(),
     };
@@ -334,7 +430,11 @@ pub enum GradeTarget {
     /// A learner's environment: their cluster (a kubeconfig and context; default: `KUBECONFIG`
     /// or `~/.kube/config`) and their files (under `root`, mapped to the lab's paths; default:
     /// the host's own paths, only read).
-    Learner { kubeconfig: Option<PathBuf>, context: Option<String>, root: Option<PathBuf> },
+    Learner {
+        kubeconfig: Option<PathBuf>,
+        context: Option<String>,
+        root: Option<PathBuf>,
+    },
 }
 
 /// Grades a lab's steps (1..=`opts.step`) on an environment someone else built: only the checks
@@ -346,24 +446,37 @@ pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result
         .find(|c| c.id.mistake.is_none())
         .ok_or("the lab has no steps to grade")?;
     let started = Instant::now();
-    let dir = opts.state_dir.join("grade").join(format!("{}-{}", plan.id.slug(), std::process::id()));
+    let dir =
+        opts.state_dir
+            .join("grade")
+            .join(format!("{}-{}", plan.id.slug(), std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let (sandbox, client, _forward) = match &target {
         GradeTarget::Kept(kept) => {
             let sandbox = kept.sandbox()?;
             let (client, forward) = if kept.has_cluster {
-                let (c, f) = crate::cluster::attach_local(&sandbox, &kept.dir.join("cluster")).await.map_err(|e| e.to_string())?;
+                let (c, f) = crate::cluster::attach_local(&sandbox, &kept.dir.join("cluster"))
+                    .await
+                    .map_err(|e| e.to_string())?;
                 (Some(c), Some(f))
             } else {
                 (None, None)
             };
             (sandbox, client, forward)
         }
-        GradeTarget::Learner { kubeconfig, context, root } => {
-            let sandbox = Sandbox::create_viewing(&dir, false, false, root.as_deref()).await.map_err(|e| e.to_string())?;
+        GradeTarget::Learner {
+            kubeconfig,
+            context,
+            root,
+        } => {
+            let sandbox = Sandbox::create_viewing(&dir, false, false, root.as_deref())
+                .await
+                .map_err(|e| e.to_string())?;
             let client = match plan.needs {
                 Needs::Sandbox => None,
-                Needs::Cluster | Needs::Istio => Some(learner_client(kubeconfig.as_deref(), context.as_deref()).await?),
+                Needs::Cluster | Needs::Istio => {
+                    Some(learner_client(kubeconfig.as_deref(), context.as_deref()).await?)
+                }
             };
             (sandbox, client, None)
         }
@@ -371,18 +484,37 @@ pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result
     let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
     cell.grading = true;
     cell.kube = client;
-    sink(Event::RunStarted { cells: vec![(plan.id.clone(), (*plan.lab).clone(), plan.lines.clone())] });
-    sink(Event::CellStarted { cell: plan.id.clone() });
-    sink(Event::EnvironmentReady { cell: plan.id.clone(), tools: Default::default(), setup: started.elapsed() });
+    sink(Event::RunStarted {
+        cells: vec![(plan.id.clone(), (*plan.lab).clone(), plan.lines.clone())],
+    });
+    sink(Event::CellStarted {
+        cell: plan.id.clone(),
+    });
+    sink(Event::EnvironmentReady {
+        cell: plan.id.clone(),
+        tools: Default::default(),
+        setup: started.elapsed(),
+    });
     let cell = Arc::new(cell);
     let (passed, error) = run_scenarios(&plan, cell.clone(), sink.clone()).await;
     if !matches!(target, GradeTarget::Kept(_)) {
         cell.sandbox.shutdown().await;
         let _ = std::fs::remove_dir_all(&dir);
     }
-    sink(Event::CellFinished { cell: plan.id.clone(), passed, kept: None, error: error.clone() });
-    sink(Event::RunFinished { interrupted: false, duration: started.elapsed() });
-    let mut summary = Summary { cells: 1, ..Summary::default() };
+    sink(Event::CellFinished {
+        cell: plan.id.clone(),
+        passed,
+        kept: None,
+        error: error.clone(),
+    });
+    sink(Event::RunFinished {
+        interrupted: false,
+        duration: started.elapsed(),
+    });
+    let mut summary = Summary {
+        cells: 1,
+        ..Summary::default()
+    };
     if !passed {
         summary.failed_cells.push(plan.id.clone());
     }
@@ -390,7 +522,10 @@ pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result
     Ok(summary)
 }
 
-async fn learner_client(kubeconfig: Option<&Path>, context: Option<&str>) -> Result<kube::Client, String> {
+async fn learner_client(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> Result<kube::Client, String> {
     let path = match kubeconfig {
         Some(p) => p.to_owned(),
         None => std::env::var_os("KUBECONFIG")
@@ -398,7 +533,9 @@ async fn learner_client(kubeconfig: Option<&Path>, context: Option<&str>) -> Res
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".kube/config")))
             .ok_or("no kubeconfig: pass --kubeconfig")?,
     };
-    crate::cluster::client_for(&path, context).await.map_err(|e| e.to_string())
+    crate::cluster::client_for(&path, context)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// Runs the planned scenarios of one cell through cucumber; returns whether all passed and a
@@ -410,7 +547,11 @@ async fn run_scenarios(plan: &CellPlan, cell: Arc<Cell>, sink: Sink) -> (bool, O
     let adapter = adapter::Adapter::new(cell.clone(), plan.lab.clone(), sink.clone());
     let cucumber = LabWorld::cucumber::<PathBuf>().max_concurrent_scenarios(1);
     // A failed step stops a run (later steps would cascade); grading looks at every step.
-    let cucumber = if cell.grading { cucumber } else { cucumber.fail_fast() };
+    let cucumber = if cell.grading {
+        cucumber
+    } else {
+        cucumber.fail_fast()
+    };
     let writer = cucumber
         .before(move |_, _, scenario, world| {
             world.cell = Some(hook_cell.clone());
@@ -419,7 +560,9 @@ async fn run_scenarios(plan: &CellPlan, cell: Arc<Cell>, sink: Sink) -> (bool, O
         })
         .with_writer(adapter)
         .with_default_cli()
-        .filter_run(plan.lab.path.clone(), move |_, _, sc| lines.contains(&sc.position.line))
+        .filter_run(plan.lab.path.clone(), move |_, _, sc| {
+            lines.contains(&sc.position.line)
+        })
         .await;
     let mut passed = writer.error.is_none();
     for line in &plan.lines {
@@ -432,7 +575,9 @@ async fn run_scenarios(plan: &CellPlan, cell: Arc<Cell>, sink: Sink) -> (bool, O
                     sink(Event::StepFinished {
                         cell: plan.id.clone(),
                         step,
-                        outcome: Outcome::NotRun { reason: "an earlier step failed".to_owned() },
+                        outcome: Outcome::NotRun {
+                            reason: "an earlier step failed".to_owned(),
+                        },
                         duration: Duration::ZERO,
                         transcripts: Vec::new(),
                     });
@@ -446,9 +591,17 @@ async fn run_scenarios(plan: &CellPlan, cell: Arc<Cell>, sink: Sink) -> (bool, O
 fn scenario_context(feature: &str, scenario: &gherkin::Scenario) -> ScenarioContext {
     ScenarioContext {
         feature: feature.to_owned(),
-        checks: scenario.steps.iter().filter(|s| s.ty == gherkin::StepType::Then).cloned().collect(),
-        timeout: tags::value(&scenario.tags, tags::TIMEOUT).and_then(|v| v.parse().ok()).map(Duration::from_secs),
-        discriminate: !tags::has(&scenario.tags, tags::NO_DISCRIMINATION) && !tags::has(&scenario.tags, tags::MISTAKE),
+        checks: scenario
+            .steps
+            .iter()
+            .filter(|s| s.ty == gherkin::StepType::Then)
+            .cloned()
+            .collect(),
+        timeout: tags::value(&scenario.tags, tags::TIMEOUT)
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_secs),
+        discriminate: !tags::has(&scenario.tags, tags::NO_DISCRIMINATION)
+            && !tags::has(&scenario.tags, tags::MISTAKE),
     }
 }
 
@@ -458,7 +611,9 @@ fn not_run(plan: &CellPlan, sink: &Sink, reason: &str) {
             sink(Event::StepFinished {
                 cell: plan.id.clone(),
                 step: step.clone(),
-                outcome: Outcome::NotRun { reason: reason.to_owned() },
+                outcome: Outcome::NotRun {
+                    reason: reason.to_owned(),
+                },
                 duration: Duration::ZERO,
                 transcripts: Vec::new(),
             });
@@ -485,18 +640,15 @@ fn keep_leftovers(opts: &RunOptions, cell: &Cell, keep: bool) -> Option<PathBuf>
 }
 
 fn copy_dir(from: &Path, to: &Path) {
-    let Ok(entries) = std::fs::read_dir(from) else { return };
-    let mut any = false;
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return;
+    };
     for entry in entries.flatten() {
-        any = true;
         let (src, dst) = (entry.path(), to.join(entry.file_name()));
         if src.is_dir() {
             copy_dir(&src, &dst);
         } else if std::fs::create_dir_all(to).is_ok() {
             let _ = std::fs::copy(&src, &dst);
         }
-    }
-    if !any {
-        return;
     }
 }

@@ -22,7 +22,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The host directories a cell overlays, when they exist: a lab's paths must lie under one.
-pub const SANDBOXED_ROOTS: &[&str] = &["/root", "/opt", "/home", "/srv", "/mnt", "/etc", "/usr/local"];
+pub const SANDBOXED_ROOTS: &[&str] = &[
+    "/root",
+    "/opt",
+    "/home",
+    "/srv",
+    "/mnt",
+    "/etc",
+    "/usr/local",
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -35,7 +43,9 @@ pub enum SandboxError {
         #[source]
         source: io::Error,
     },
-    #[error("the cell directory {dir} lies under {root}, which the sandbox overlays; set LABCHECK_STATE_DIR elsewhere")]
+    #[error(
+        "the cell directory {dir} lies under {root}, which the sandbox overlays; set LABCHECK_STATE_DIR elsewhere"
+    )]
     CellUnderRoot { dir: PathBuf, root: String },
     #[error("lab path {path} is outside the sandboxed directories ({roots})")]
     Outside { path: PathBuf, roots: String },
@@ -49,7 +59,11 @@ pub enum SandboxError {
 }
 
 fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> SandboxError + 'a {
-    move |source| SandboxError::Io { what, path: path.to_owned(), source }
+    move |source| SandboxError::Io {
+        what,
+        path: path.to_owned(),
+        source,
+    }
 }
 
 /// The running holder: its pid and its namespaces, held open.
@@ -80,7 +94,11 @@ impl Sandbox {
     /// outlives the harness (a kept cell); otherwise it dies with it. With `isolate_network`, the
     /// cell gets a network namespace of its own with only `lo` (cells with a local cluster);
     /// without, it shares the host's network (cells that reach an existing or kind cluster).
-    pub async fn create(dir: &Path, keep_alive: bool, isolate_network: bool) -> Result<Sandbox, SandboxError> {
+    pub async fn create(
+        dir: &Path,
+        keep_alive: bool,
+        isolate_network: bool,
+    ) -> Result<Sandbox, SandboxError> {
         Self::create_viewing(dir, keep_alive, isolate_network, None).await
     }
 
@@ -163,9 +181,16 @@ impl Sandbox {
                 upper.display(),
                 work.display()
             );
-            overlays.push(unix::Overlay { target: cstring(root), options: cstring(&options) });
+            overlays.push(unix::Overlay {
+                target: cstring(root),
+                options: cstring(&options),
+            });
         }
-        let setup = unix::Setup { overlays, tmpfs: vec![cstring("/tmp")], new_net: self.isolate_network };
+        let setup = unix::Setup {
+            overlays,
+            tmpfs: vec![cstring("/tmp")],
+            new_net: self.isolate_network,
+        };
         let mut cmd = tokio::process::Command::new("sleep");
         cmd.arg("infinity")
             .stdin(std::process::Stdio::null())
@@ -173,13 +198,20 @@ impl Sandbox {
             .stderr(std::process::Stdio::null())
             .process_group(0);
         unix::build(&mut cmd, setup, !self.keep_alive);
-        let child = cmd.spawn().map_err(|source| SandboxError::Unsupported { source })?;
+        let child = cmd
+            .spawn()
+            .map_err(|source| SandboxError::Unsupported { source })?;
         let pid = child.id().map(|p| p as i32).unwrap_or_default();
         let open = |ns: &str| {
             let p = PathBuf::from(format!("/proc/{pid}/ns/{ns}"));
             File::open(&p).map_err(io_err("cannot open namespace", &p))
         };
-        let holder = Holder { pid, net: open("net")?, mnt: open("mnt")?, child: Some(child) };
+        let holder = Holder {
+            pid,
+            net: open("net")?,
+            mnt: open("mnt")?,
+            child: Some(child),
+        };
         std::fs::write(self.dir.join("holder.pid"), pid.to_string())
             .map_err(io_err("cannot write", &self.dir.join("holder.pid")))?;
         *self.holder.lock().unwrap_or_else(|e| e.into_inner()) = Some(holder);
@@ -187,15 +219,29 @@ impl Sandbox {
     }
 
     /// Attaches to the sandbox of a kept cell whose holder runs as `pid`.
-    pub fn attach(dir: &Path, pid: i32, env: BTreeMap<String, OsString>, workdir: PathBuf) -> Result<Sandbox, SandboxError> {
+    pub fn attach(
+        dir: &Path,
+        pid: i32,
+        env: BTreeMap<String, OsString>,
+        workdir: PathBuf,
+    ) -> Result<Sandbox, SandboxError> {
         let open = |ns: &str| {
             let p = PathBuf::from(format!("/proc/{pid}/ns/{ns}"));
             File::open(&p).map_err(io_err("cannot open namespace", &p))
         };
-        let holder = Holder { pid, net: open("net")?, mnt: open("mnt")?, child: None };
+        let holder = Holder {
+            pid,
+            net: open("net")?,
+            mnt: open("mnt")?,
+            child: None,
+        };
         Ok(Sandbox {
             dir: dir.to_owned(),
-            roots: SANDBOXED_ROOTS.iter().map(PathBuf::from).filter(|r| r.is_dir()).collect(),
+            roots: SANDBOXED_ROOTS
+                .iter()
+                .map(PathBuf::from)
+                .filter(|r| r.is_dir())
+                .collect(),
             view: None,
             keep_alive: true,
             isolate_network: true,
@@ -207,12 +253,18 @@ impl Sandbox {
 
     /// The directory learner commands start in.
     pub fn workdir(&self) -> PathBuf {
-        self.workdir.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.workdir
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// A shell for a person inside the cell: like [`Sandbox::command`] but in the terminal's
     /// process group, so it can read from the terminal.
-    pub fn interactive_command(&self, program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
+    pub fn interactive_command(
+        &self,
+        program: impl AsRef<std::ffi::OsStr>,
+    ) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(program);
         cmd.env_clear().envs(self.env());
         unix::enter(&mut cmd, self.entry(true));
@@ -231,12 +283,19 @@ impl Sandbox {
 
     /// The pid of the holder process (the cell's namespaces), for `nsenter`-style entry.
     pub fn holder_pid(&self) -> Option<i32> {
-        self.holder.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|h| h.pid)
+        self.holder
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|h| h.pid)
     }
 
     /// Sets an environment variable every later command of the cell sees.
     pub fn set_env(&self, key: &str, value: impl Into<OsString>) {
-        self.env.lock().unwrap_or_else(|e| e.into_inner()).insert(key.to_owned(), value.into());
+        self.env
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.to_owned(), value.into());
     }
 
     /// The environment learner commands see.
@@ -256,7 +315,12 @@ impl Sandbox {
         }
         Err(SandboxError::Outside {
             path: path.to_owned(),
-            roots: self.roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(", "),
+            roots: self
+                .roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
         })
     }
 
@@ -264,7 +328,10 @@ impl Sandbox {
         let holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
         unix::Entry {
             net_fd: holder.as_ref().map(|h| h.net.as_raw_fd()),
-            mnt_fd: holder.as_ref().filter(|_| with_mounts).map(|h| h.mnt.as_raw_fd()),
+            mnt_fd: holder
+                .as_ref()
+                .filter(|_| with_mounts)
+                .map(|h| h.mnt.as_raw_fd()),
             cwd: with_mounts
                 .then(|| cstring(&*self.workdir.lock().unwrap_or_else(|e| e.into_inner()))),
             die_with_parent: !self.keep_alive,
@@ -312,7 +379,9 @@ impl Sandbox {
     /// forwarder that lets the harness reach the cell's API server).
     pub fn network(&self) -> io::Result<Network> {
         let holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
-        let h = holder.as_ref().ok_or_else(|| io::Error::other("the cell's sandbox is not running"))?;
+        let h = holder
+            .as_ref()
+            .ok_or_else(|| io::Error::other("the cell's sandbox is not running"))?;
         Ok(Network(std::sync::Arc::new(h.net.try_clone()?)))
     }
 
@@ -339,7 +408,12 @@ impl Drop for Sandbox {
         if self.keep_alive {
             return;
         }
-        if let Some(h) = self.holder.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(h) = self
+            .holder
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
             unix::kill_group(h.pid, libc::SIGKILL);
         }
     }
@@ -355,7 +429,8 @@ impl Network {
     pub fn connect(&self, addr: std::net::SocketAddr) -> io::Result<std::net::TcpStream> {
         let ns = self.0.clone();
         std::thread::spawn(move || {
-            nix::sched::setns(&*ns, nix::sched::CloneFlags::CLONE_NEWNET).map_err(io::Error::from)?;
+            nix::sched::setns(&*ns, nix::sched::CloneFlags::CLONE_NEWNET)
+                .map_err(io::Error::from)?;
             std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(3))
         })
         .join()

@@ -22,11 +22,7 @@ pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i
         let started = std::time::Instant::now();
         match tc.resolve(&need).await {
             Ok(resolved) => {
-                println!(
-                    "{}  ({:.1} s)",
-                    line(&resolved),
-                    started.elapsed().as_secs_f64()
-                );
+                println!("{}  ({})", line(&resolved), took(started.elapsed()));
             }
             Err(e) => {
                 eprintln!("labcheck: {}", error_chain(&e));
@@ -169,6 +165,15 @@ fn line(resolved: &Resolved) -> String {
         resolved.source.origin(),
         resolved.path.display()
     )
+}
+
+/// `0.4 ms`, `23 s`: cache hits are sub-millisecond, builds take seconds to minutes.
+fn took(elapsed: std::time::Duration) -> String {
+    if elapsed < std::time::Duration::from_secs(1) {
+        format!("{:.1} ms", elapsed.as_secs_f64() * 1e3)
+    } else {
+        format!("{:.0} s", elapsed.as_secs_f64())
+    }
 }
 
 /// `2026-12-02 12:04 UTC` from Unix seconds (civil-from-days, proleptic Gregorian).

@@ -86,13 +86,6 @@ pub enum ToolError {
         path: PathBuf,
         timeout: Duration,
     },
-    #[error("the install task for {tool} {version} failed")]
-    Task {
-        tool: Tool,
-        version: String,
-        #[source]
-        source: tokio::task::JoinError,
-    },
 }
 
 /// Why an official release archive was not used.
@@ -138,6 +131,8 @@ pub enum DownloadError {
         #[source]
         source: io::Error,
     },
+    #[error("the download stopped before it finished")]
+    Interrupted(#[source] tokio::task::JoinError),
     #[error("Istio publishes no istioctl archive for {os}/{arch}")]
     Platform {
         os: &'static str,

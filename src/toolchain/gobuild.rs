@@ -9,6 +9,7 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncWriteExt;
@@ -324,6 +325,7 @@ impl Go {
                 .await?;
             let out_arg = out.to_string_lossy();
             let ldflags = recipe.ldflags();
+            progress.step("go build");
             self.run(
                 recipe,
                 dir,
@@ -484,6 +486,7 @@ struct Progress {
     what: String,
     started: Instant,
     tty: bool,
+    step: Arc<Mutex<&'static str>>,
 }
 
 impl Progress {
@@ -496,17 +499,19 @@ impl Progress {
         );
         let tty = std::io::stderr().is_terminal();
         eprintln!("labcheck: building {what} (go mod tidy, go build)");
-        let line = what.clone();
+        let step = Arc::new(Mutex::new("go mod tidy"));
+        let (line, current) = (what.clone(), Arc::clone(&step));
         let task = tokio::spawn(async move {
             let period = Duration::from_secs(if tty { 1 } else { 10 });
             let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
             loop {
                 tick.tick().await;
                 let secs = started.elapsed().as_secs();
+                let step = current.lock().map_or("go", |s| *s);
                 if tty {
-                    eprint!("\r\x1b[Klabcheck: building {line}: {secs} s");
+                    eprint!("\r\x1b[Klabcheck: building {line}: {secs} s ({step})");
                 } else {
-                    eprintln!("labcheck: building {line}: {secs} s");
+                    eprintln!("labcheck: building {line}: {secs} s ({step})");
                 }
             }
         });
@@ -515,6 +520,14 @@ impl Progress {
             what,
             started,
             tty,
+            step,
+        }
+    }
+
+    /// Names the go command now running.
+    fn step(&self, step: &'static str) {
+        if let Ok(mut current) = self.step.lock() {
+            *current = step;
         }
     }
 

@@ -331,48 +331,10 @@ impl Toolchain {
         self.cache.clean_tmp(plan.tool, &plan.version);
         let started = Instant::now();
         let (tmp, mut meta) = match (&plan.release, &plan.recipe) {
-            (Some(release), recipe) => match self.download(&plan, release).await {
-                Ok(done) => done,
-                Err(ToolError::Download {
-                    tool,
-                    version,
-                    url,
-                    source,
-                    ..
-                }) => {
-                    let Some(recipe) = recipe else {
-                        let no_build = "this version has no Go module entry in istio-versions.toml to build from".into();
-                        return Err(ToolError::Download {
-                            tool,
-                            version,
-                            url,
-                            no_build,
-                            source,
-                        });
-                    };
-                    let go = match self.go().await {
-                        Ok(go) => go,
-                        Err(reason) => {
-                            let no_build =
-                                format!("it cannot be built from {}: {reason}", recipe.module_id());
-                            return Err(ToolError::Download {
-                                tool,
-                                version,
-                                url,
-                                no_build,
-                                source,
-                            });
-                        }
-                    };
-                    eprintln!(
-                        "labcheck: downloading {url} failed ({}); building {tool} {version} from Go module {} instead",
-                        error_chain(&*source),
-                        recipe.module_id()
-                    );
-                    self.build(&go, recipe).await?
-                }
-                Err(other) => return Err(other),
-            },
+            (Some(release), recipe) => {
+                self.download_or_build(&plan, release, recipe.as_ref())
+                    .await?
+            }
             (None, Some(recipe)) => {
                 let go = self.go().await.map_err(|reason| ToolError::NoGo {
                     tool: plan.tool,
@@ -497,30 +459,70 @@ impl Toolchain {
         Ok((out, meta))
     }
 
-    async fn download(&self, plan: &Plan, release: &str) -> Result<(PathBuf, Metadata), ToolError> {
+    /// The official release, or when that fails, a build from the module if there is one and Go
+    /// works; the error names the URL, why the download failed and why no build was possible.
+    async fn download_or_build(
+        &self,
+        plan: &Plan,
+        release: &str,
+        recipe: Option<&Recipe>,
+    ) -> Result<(PathBuf, Metadata), ToolError> {
         let base = self.release_url.clone();
         let url =
             download::archive_url(&base, release).unwrap_or_else(|_| format!("{base}/{release}/"));
+        let failure = match self.download(plan, release).await {
+            Ok(done) => return Ok(done),
+            Err(e) => e,
+        };
+        let refuse = |no_build: String, source: DownloadError| ToolError::Download {
+            tool: plan.tool,
+            version: plan.version.clone(),
+            url: url.clone(),
+            no_build,
+            source: Box::new(source),
+        };
+        let Some(recipe) = recipe else {
+            let no_build =
+                "this version has no Go module entry in istio-versions.toml to build from";
+            return Err(refuse(no_build.into(), failure));
+        };
+        let go = match self.go().await {
+            Ok(go) => go,
+            Err(reason) => {
+                return Err(refuse(
+                    format!("it cannot be built from {}: {reason}", recipe.module_id()),
+                    failure,
+                ));
+            }
+        };
+        eprintln!(
+            "labcheck: downloading {url} failed ({}); building {} {} from Go module {} instead",
+            error_chain(&failure),
+            plan.tool,
+            plan.version,
+            recipe.module_id()
+        );
+        self.build(&go, recipe).await
+    }
+
+    async fn download(
+        &self,
+        plan: &Plan,
+        release: &str,
+    ) -> Result<(PathBuf, Metadata), DownloadError> {
+        let base = self.release_url.clone();
         let archive = self.cache.tmp_file(plan.tool, &plan.version, ".tar.gz");
         let binary = self.cache.tmp_file(plan.tool, &plan.version, "");
         let owned_release = release.to_string();
-        eprintln!("labcheck: downloading {url}");
+        eprintln!(
+            "labcheck: downloading {}",
+            download::archive_url(&base, release)?
+        );
         let fetched = tokio::task::spawn_blocking(move || {
             download::fetch_istioctl(&base, &owned_release, &archive, &binary)
         })
         .await
-        .map_err(|source| ToolError::Task {
-            tool: plan.tool,
-            version: plan.version.clone(),
-            source,
-        })?;
-        let fetched = fetched.map_err(|source| ToolError::Download {
-            tool: plan.tool,
-            version: plan.version.clone(),
-            url: url.clone(),
-            no_build: String::new(),
-            source: Box::new(source),
-        })?;
+        .map_err(DownloadError::Interrupted)??;
         let meta = Metadata {
             tool: plan.tool,
             version: plan.version.clone(),

@@ -8,7 +8,11 @@ fn run(lab: &str) -> assert_cmd::assert::Assert {
     let reports = tempfile::tempdir().expect("temp dir");
     Command::cargo_bin("labcheck")
         .expect("binary")
-        .args(["run", &format!("tests/labs/broken/{lab}.feature"), "--report-dir"])
+        .args([
+            "run",
+            &format!("tests/labs/broken/{lab}.feature"),
+            "--report-dir",
+        ])
         .arg(reports.path())
         .timeout(std::time::Duration::from_secs(60))
         .assert()
@@ -18,18 +22,28 @@ fn run(lab: &str) -> assert_cmd::assert::Assert {
 fn wrong_answer_fails_at_its_check_and_stops_the_lab() {
     run("wrong-answer")
         .code(1)
-        .stderr(predicate::str::contains("tests/labs/broken/wrong-answer.feature:8"))
-        .stderr(predicate::str::contains("expected: a line containing \"hello\""))
+        .stderr(predicate::str::contains(
+            "tests/labs/broken/wrong-answer.feature:8",
+        ))
+        .stderr(predicate::str::contains(
+            "expected: a line containing \"hello\"",
+        ))
         .stderr(predicate::str::contains("good bye"))
-        .stderr(predicate::str::contains("2. Never reached (not run: an earlier step failed)"));
+        .stderr(predicate::str::contains(
+            "2. Never reached (not run: an earlier step failed)",
+        ));
 }
 
 #[test]
 fn check_that_already_passes_before_its_step_is_rejected() {
     run("already-passes")
         .code(1)
-        .stderr(predicate::str::contains("these checks already pass before the step"))
-        .stderr(predicate::str::contains("tests/labs/broken/already-passes.feature:7"));
+        .stderr(predicate::str::contains(
+            "these checks already pass before the step",
+        ))
+        .stderr(predicate::str::contains(
+            "tests/labs/broken/already-passes.feature:7",
+        ));
 }
 
 #[test]
@@ -46,29 +60,40 @@ fn hung_command_times_out_and_leaves_no_process_of_its_group() {
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
         .filter(|c| c.contains("labcheck-hung-marker"))
         .collect();
-    assert!(survivors.is_empty(), "processes of the timed-out group survived: {survivors:?}");
+    assert!(
+        survivors.is_empty(),
+        "processes of the timed-out group survived: {survivors:?}"
+    );
 }
 
 #[test]
 fn undefined_step_is_reported_with_the_nearest_phrase() {
     run("undefined-step")
         .code(1)
-        .stderr(predicate::str::contains("tests/labs/broken/undefined-step.feature:7:5: undefined step"))
-        .stderr(predicate::str::contains("nearest known phrase is: the file \"/root/lab/a.txt\" should exist"));
+        .stderr(predicate::str::contains(
+            "tests/labs/broken/undefined-step.feature:7:5: undefined step",
+        ))
+        .stderr(predicate::str::contains(
+            "nearest known phrase is: the file \"/root/lab/a.txt\" should exist",
+        ));
 }
 
 #[test]
 fn full_width_colon_is_located() {
     run("fullwidth-colon")
         .code(1)
-        .stderr(predicate::str::contains("tests/labs/broken/fullwidth-colon.feature:3:7: full-width colon"));
+        .stderr(predicate::str::contains(
+            "tests/labs/broken/fullwidth-colon.feature:3:7: full-width colon",
+        ));
 }
 
 #[test]
 fn malformed_json_artifact_says_where_it_breaks() {
     run("malformed-json")
         .code(1)
-        .stderr(predicate::str::contains("tests/labs/broken/malformed-json.feature:8"))
+        .stderr(predicate::str::contains(
+            "tests/labs/broken/malformed-json.feature:8",
+        ))
         .stderr(predicate::str::contains("invalid JSON at line 3"));
 }
 
@@ -76,7 +101,9 @@ fn malformed_json_artifact_says_where_it_breaks() {
 fn missing_file_is_reported_in_the_labs_language() {
     run("missing-file")
         .code(1)
-        .stderr(predicate::str::contains("tests/labs/broken/missing-file.feature:9"))
+        .stderr(predicate::str::contains(
+            "tests/labs/broken/missing-file.feature:9",
+        ))
         .stderr(predicate::str::contains("ファイルが存在しない"));
 }
 
@@ -93,7 +120,11 @@ fn lint_reports_every_broken_lab_without_running_anything() {
 
 #[test]
 fn bad_flag_and_missing_file_are_harness_errors() {
-    Command::cargo_bin("labcheck").expect("binary").args(["run", "--jobs", "x"]).assert().code(2);
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args(["run", "--jobs", "x"])
+        .assert()
+        .code(2);
     Command::cargo_bin("labcheck")
         .expect("binary")
         .args(["run", "tests/labs/no-such.feature"])

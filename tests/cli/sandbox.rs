@@ -16,7 +16,12 @@ fn snapshot(path: &str) -> Option<Vec<(String, Vec<u8>)>> {
     let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(p)
         .ok()?
         .flatten()
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap_or_default()))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap_or_default(),
+            )
+        })
         .collect();
     files.sort();
     Some(files)
@@ -42,10 +47,17 @@ fn parallel_cells_write_the_same_paths_without_touching_the_host() {
         if let Some(status) = child.try_wait().expect("wait") {
             break status;
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "the run did not finish");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the run did not finish"
+        );
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert_eq!(status.code(), Some(0), "both isolation labs pass: each saw only its own file");
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "both isolation labs pass: each saw only its own file"
+    );
     let after: Vec<_> = HOST_PATHS.iter().map(|p| snapshot(p)).collect();
     assert_eq!(after, before, "the host's lab paths changed after the run");
 }
