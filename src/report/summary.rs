@@ -59,7 +59,7 @@ impl<'a> Matrix<'a> {
 fn step_title(step: &LabStep) -> String {
     match step.kind {
         StepKind::Step => format!("{}. {}", step.index, step.name),
-        StepKind::Mistake => format!("⚠ {} ({})", step.name, step.index),
+        StepKind::Mistake => format!("⚠ {} (→ {})", step.name, step.index),
     }
 }
 
@@ -154,7 +154,7 @@ pub fn html(record: &Record) -> String {
     let mut out = String::from(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>labcheck report</title><style>\
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}\
-th,td{border:1px solid #ccc;padding:.4em .6em;vertical-align:top;text-align:left}th{background:#f3f3f3}\
+th,td{border:1px solid #ccc;padding:.4em .6em;vertical-align:top;text-align:left}td:first-child{min-width:18em}th{background:#f3f3f3}\
 .pass{background:#e6f6e6}.fail{background:#fbe3e3}.skip{background:#f2f2f2;color:#777}\
 .msg{font-family:monospace;font-size:.85em;white-space:pre-wrap;max-width:40em}.tools{font-size:.85em;color:#444}\
 .banner{background:#fff3cd;padding:.5em 1em;border:1px solid #e0c060}</style></head><body><h1>labcheck report</h1>",

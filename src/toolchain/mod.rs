@@ -210,16 +210,19 @@ impl Toolchain {
         }
     }
 
-    /// `$LABCHECK_CACHE_DIR`, else `$XDG_CACHE_HOME/labcheck`, else `~/.cache/labcheck`.
+    /// `$LABCHECK_CACHE_DIR` (relative to the working directory if relative), else
+    /// `$XDG_CACHE_HOME/labcheck`, else `~/.cache/labcheck`.
     pub fn default_cache_dir() -> PathBuf {
+        if let Some(dir) = std::env::var_os(CACHE_DIR_ENV).filter(|d| !d.is_empty()) {
+            let dir = PathBuf::from(dir);
+            return std::path::absolute(&dir).unwrap_or(dir);
+        }
+        // The XDG spec says relative values are to be ignored.
         let env_dir = |name: &str| {
             std::env::var_os(name)
                 .map(PathBuf::from)
                 .filter(|p| p.is_absolute())
         };
-        if let Some(dir) = env_dir(CACHE_DIR_ENV) {
-            return dir;
-        }
         if let Some(dir) = env_dir("XDG_CACHE_HOME") {
             return dir.join("labcheck");
         }
