@@ -27,11 +27,12 @@ impl FromStr for JsonValue {
     }
 }
 
-/// A comma-separated list of JSON values: `"mesh-lab", "istio-proxy"`.
+/// A comma-separated list of JSON values: `"mesh-lab", "istio-proxy"`, `90, 10`; strings may
+/// also be single-quoted, for text with double quotes in it.
 #[derive(Debug, cucumber::Parameter)]
 #[param(
     name = "values",
-    regex = r#"(?:"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)(?:\s*[,、]\s*(?:"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null))*"#
+    regex = r#"(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?|true|false|null)(?:\s*[,、]\s*(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?|true|false|null))*"#
 )]
 pub struct JsonValues(pub Vec<Value>);
 
@@ -48,9 +49,15 @@ pub fn parse_list(s: &str) -> Result<Vec<Value>, String> {
     let mut out = Vec::new();
     let mut rest = s.trim();
     while !rest.is_empty() {
-        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
-        out.push(values.next().ok_or_else(bad)?.map_err(|_| bad())?);
-        rest = rest[values.byte_offset()..].trim_start();
+        if let Some(quoted) = rest.strip_prefix('\'') {
+            let end = single_quoted_end(quoted).ok_or_else(bad)?;
+            out.push(Value::String(unescape(&quoted[..end])));
+            rest = quoted[end + 1..].trim_start();
+        } else {
+            let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Value>();
+            out.push(values.next().ok_or_else(bad)?.map_err(|_| bad())?);
+            rest = rest[values.byte_offset()..].trim_start();
+        }
         if !rest.is_empty() {
             rest = rest
                 .strip_prefix(',')
@@ -60,6 +67,20 @@ pub fn parse_list(s: &str) -> Result<Vec<Value>, String> {
         }
     }
     Ok(out)
+}
+
+/// The byte index of the `'` closing a single-quoted string (backslash escapes skipped).
+fn single_quoted_end(s: &str) -> Option<usize> {
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '\'' => return Some(i),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// A JSON type name, in English or Japanese.
@@ -112,6 +133,10 @@ mod tests {
         );
         assert_eq!(parse_list(r#""a"、"b""#).unwrap().len(), 2);
         assert!(parse_list(r#""a" "b""#).is_err());
+        assert_eq!(
+            parse_list(r#"'say "hi"', "b", 90"#).unwrap(),
+            vec![Value::from("say \"hi\""), Value::from("b"), Value::from(90)]
+        );
     }
 
     #[test]

@@ -1,0 +1,472 @@
+# language: ja
+@istio
+機能: VirtualService・DestinationRule・Gateway・ServiceEntry・PeerAuthentication を静的解析で確かめる
+  「どこへ送るか」を決める VirtualService と、「送った後でどう扱うか」を決める DestinationRule を書き、
+  Gateway・ServiceEntry・PeerAuthentication を足しながら、そのつど istioctl analyze が何を報告するかを
+  ファイルに残す。採点は、クラスターに入った設定リソースと、analyze の結果(テキストと JSON)を見る。
+  このラボ環境は API サーバーだけのクラスターで、istiod も、動いているサイドカー(Envoy)もない。
+  そのため、ページにある istioctl proxy-status と istioctl proxy-config(routes・cluster・endpoint)の部分は
+  動いているプロキシを必要とするので、このラボでは採点しない。
+  コントローラーもノードもないので Deployment は Pod を作らない。analyze がサブセットと Gateway の
+  selector を Pod で解決できるように、フィクスチャが同じラベルの代役 Pod(Pending のまま)を置く。
+
+  背景:
+    前提 ラボのディレクトリ "/root/routing" を使う
+    かつ フィクスチャ "fixtures/istio" を "/opt/lab/fixtures/istio" に置く
+
+  シナリオ: メッシュ API タイプと shop アプリの準備
+    もし 学習者が次のコマンドを実行する
+      """
+      mkdir -p /root/routing/out
+      cd /root/routing
+      istioctl manifest generate > manifest.yaml
+      kubectl create namespace istio-system
+      kubectl apply -f manifest.yaml > /dev/null
+      kubectl wait --for condition=established --timeout=60s \
+        crd/virtualservices.networking.istio.io crd/destinationrules.networking.istio.io \
+        crd/gateways.networking.istio.io crd/serviceentries.networking.istio.io \
+        crd/peerauthentications.security.istio.io
+      kubectl create namespace shop-lab
+      kubectl label namespace shop-lab istio-injection=enabled
+      kubectl apply -f /opt/lab/fixtures/istio/shop-app.yaml
+      istioctl analyze -n shop-lab > out/analyze-start.txt 2>&1
+      """
+    ならば 最後のコマンドが成功する
+    かつ CRD "virtualservices.networking.istio.io" が Established である
+    かつ CRD "destinationrules.networking.istio.io" が Established である
+    かつ CRD "gateways.networking.istio.io" が Established である
+    かつ CRD "serviceentries.networking.istio.io" が Established である
+    かつ CRD "peerauthentications.security.istio.io" が Established である
+    かつ ネームスペース "shop-lab" のラベル "istio-injection" が "enabled" である
+    かつ クラスターのネームスペース "shop-lab" に "Service" "shop" が存在する
+    かつ クラスターのネームスペース "shop-lab" に "Deployment" "shop-v1" が存在する
+    かつ クラスターのネームスペース "shop-lab" に "Deployment" "shop-v2" が存在する
+    かつ ファイル "/root/routing/out/analyze-start.txt" に "No validation issues found" が含まれる
+
+  シナリオ: VirtualService だけのカナリアは、analyze がサブセットの不在を報告する
+    もし 学習者が次のコマンドを実行する
+      """
+      cd /root/routing
+      cat > vs-shop.yaml <<'EOF'
+      apiVersion: networking.istio.io/v1
+      kind: VirtualService
+      metadata:
+        name: shop
+        namespace: shop-lab
+      spec:
+        hosts:
+        - shop
+        http:
+        - route:
+          - destination:
+              host: shop
+              subset: v1
+            weight: 90
+          - destination:
+              host: shop
+              subset: v2
+            weight: 10
+      EOF
+      kubectl apply -f vs-shop.yaml
+      istioctl analyze -n shop-lab -o json > out/analyze-canary.json
+      istioctl analyze -n shop-lab > out/analyze-canary.txt 2>&1
+      """
+    ならば 最後のコマンドの終了コードが 79 である
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.http[0].route[].weight' の結果に 90, 10 がすべて含まれる
+    かつ ファイル "/root/routing/out/analyze-canary.txt" に "IST0101" が含まれる
+    かつ "/root/routing/out/analyze-canary.json" のクエリ '[.[] | select(.code == "IST0101" and .level == "Error") | .message]' の結果に 'Referenced host+subset in destinationrule not found: "shop+v1"', 'Referenced host+subset in destinationrule not found: "shop+v2"' がすべて含まれる
+
+  シナリオ: DestinationRule でサブセットを定義すると、analyze のエラーが消える
+    もし 学習者が次のコマンドを実行する
+      """
+      cd /root/routing
+      cat > dr-shop.yaml <<'EOF'
+      apiVersion: networking.istio.io/v1
+      kind: DestinationRule
+      metadata:
+        name: shop
+        namespace: shop-lab
+      spec:
+        host: shop
+        subsets:
+        - name: v1
+          labels:
+            version: v1
+        - name: v2
+          labels:
+            version: v2
+      EOF
+      kubectl apply -f dr-shop.yaml
+      istioctl analyze -n shop-lab -o json > out/analyze-dr.json
+      istioctl analyze -n shop-lab > out/analyze-dr.txt 2>&1
+      """
+    ならば 最後のコマンドが成功する
+    かつ クラスターのネームスペース "shop-lab" に "DestinationRule" "shop" が存在する
+    かつ クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.subsets[].name' の結果に "v1", "v2" がすべて含まれる
+    かつ クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.subsets[].labels.version' の結果に "v1", "v2" がすべて含まれる
+    かつ ファイル "/root/routing/out/analyze-dr.txt" に "IST0101" が含まれない
+    かつ "/root/routing/out/analyze-dr.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+
+  @間違い
+  シナリオ: よくある間違い: DestinationRule を書かずに VirtualService のサブセットだけで済ませる
+    もし 学習者が次のコマンドを実行する
+      """
+      cd /root/routing
+      istioctl analyze -n shop-lab -o json > out/analyze-dr.json
+      istioctl analyze -n shop-lab > out/analyze-dr.txt 2>&1
+      """
+    ならば 次のチェックで不合格になる
+      """
+      クラスターのネームスペース "shop-lab" に "DestinationRule" "shop" が存在する
+      ファイル "/root/routing/out/analyze-dr.txt" に "IST0101" が含まれない
+      "/root/routing/out/analyze-dr.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+      """
+
+  @間違い
+  シナリオ: よくある間違い: どのワークロードのラベルとも合わないサブセット
+    もし 学習者が次のコマンドを実行する
+      """
+      cd /root/routing
+      cat > dr-shop.yaml <<'EOF'
+      apiVersion: networking.istio.io/v1
+      kind: DestinationRule
+      metadata:
+        name: shop
+        namespace: shop-lab
+      spec:
+        host: shop
+        subsets:
+        - name: v1
+          labels:
+            version: v1
+        - name: v2
+          labels:
+            version: v3
+      EOF
+      kubectl apply -f dr-shop.yaml
+      istioctl analyze -n shop-lab -o json > out/analyze-dr.json
+      istioctl analyze -n shop-lab > out/analyze-dr.txt 2>&1
+      """
+    ならば 次のチェックで不合格になる
+      """
+      クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.subsets[].labels.version' の結果に "v1", "v2" がすべて含まれる
+      "/root/routing/out/analyze-dr.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+      """
+
+  シナリオ: Gateway だけでは何も流れない: 同じネームスペースと istio-system に Gateway を置く
+    もし 学習者が次のコマンドを実行する
+      """
+      cd /root/routing
+      cat > gateways.yaml <<'EOF'
+      apiVersion: networking.istio.io/v1
+      kind: Gateway
+      metadata:
+        name: shop-gateway
+        namespace: shop-lab
+      spec:
+        selector:
+          istio: ingressgateway
+        servers:
+        - port:
+            number: 80
+            name: http
+            protocol: HTTP
+          hosts:
+          - shop.example.com
+      ---
+      apiVersion: networking.istio.io/v1
+      kind: Gateway
+      metadata:
+        name: public-gateway
+        namespace: istio-system
+      spec:
+        selector:
+          istio: ingressgateway
+        servers:
+        - port:
+            number: 80
+            name: http
+            protocol: HTTP
+          hosts:
+          - shop.example.org
+      EOF
+      kubectl apply -f gateways.yaml
+      istioctl analyze -n shop-lab -o json > out/analyze-gateway-alone.json
+      """
+    ならば クラスターのネームスペース "shop-lab" に "Gateway" "shop-gateway" が存在する
+    かつ クラスターのネームスペース "istio-system" に "Gateway" "public-gateway" が存在する
+    かつ "/root/routing/out/analyze-gateway-alone.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+
+  シナリオ: VirtualService の gateways: で Gateway に結び付ける(別ネームスペースは namespace/name)
+    もし 学習者が次のコマンドを実行する
+      """
+      cd /root/routing
+      cat > vs-ingress.yaml <<'EOF'
+      apiVersion: networking.istio.io/v1
+      kind: VirtualService
+      metadata:
+        name: shop-ingress
+        namespace: shop-lab
+      spec:
+        hosts:
+        - shop.example.com
+        gateways:
+        - shop-gateway
+        http:
+        - route:
+          - destination:
+              host: shop
+              port:
+                number: 8080
+      ---
+      apiVersion: networking.istio.io/v1
+      kind: VirtualService
+      metadata:
+        name: shop-public
+        namespace: shop-lab
+      spec:
+        hosts:
+        - shop.example.org
+        gateways:
+        - istio-system/public-gateway
+        http:
+        - route:
+          - destination:
+              host: shop
+              port:
+                number: 8080
+      EOF
+      kubectl apply -f vs-ingress.yaml
+      istioctl analyze -n shop-lab -o json > out/analyze-gateway.json
+      istioctl analyze -n shop-lab > out/analyze-gateway.txt 2>&1
+      """
+    ならば 最後のコマンドが成功する
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-ingress") | .spec.gateways[]?' の結果に "shop-gateway" がすべて含まれる
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-public") | .spec.gateways[]?' の結果に "istio-system/public-gateway" がすべて含まれる
+    かつ "/root/routing/out/analyze-gateway.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+    かつ "/root/routing/out/analyze-gateway.json" のクエリ '[.[] | select(.code == "IST0140") | .origin]' の結果に "VirtualService shop-lab/shop-ingress", "VirtualService shop-lab/shop-public" がすべて含まれる
+
+  @間違い
+  シナリオ: よくある間違い: gateways: を書かず、Gateway に結び付かない VirtualService
+    もし 学習者が次のコマンドを実行する
+      """
+      cd /root/routing
+      cat > vs-ingress.yaml <<'EOF'
+      apiVersion: networking.istio.io/v1
+      kind: VirtualService
+      metadata:
+        name: shop-ingress
+        namespace: shop-lab
+      spec:
+        hosts:
+        - shop.example.com
+        http:
+        - route:
+          - destination:
+              host: shop
+              port:
+                number: 8080
+      ---
+      apiVersion: networking.istio.io/v1
+      kind: VirtualService
+      metadata:
+        name: shop-public
+        namespace: shop-lab
+      spec:
+        hosts:
+        - shop.example.org
+        gateways:
+        - istio-system/public-gateway
+        http:
+        - route:
+          - destination:
+              host: shop
+              port:
+                number: 8080
+      EOF
+      kubectl apply -f vs-ingress.yaml
+      istioctl analyze -n shop-lab -o json > out/analyze-gateway.json
+      istioctl analyze -n shop-lab > out/analyze-gateway.txt 2>&1
+      """
+    ならば 次のチェックで不合格になる
+      """
+      クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-ingress") | .spec.gateways[]?' の結果に "shop-gateway" がすべて含まれる
+      "/root/routing/out/analyze-gateway.json" のクエリ '[.[] | select(.code == "IST0140") | .origin]' の結果に "VirtualService shop-lab/shop-ingress", "VirtualService shop-lab/shop-public" がすべて含まれる
+      """
+
+  @間違い
+  シナリオ: よくある間違い: 別ネームスペースの Gateway を名前だけで書く
+    もし 学習者が次のコマンドを実行する
+      """
+      cd /root/routing
+      cat > vs-ingress.yaml <<'EOF'
+      apiVersion: networking.istio.io/v1
+      kind: VirtualService
+      metadata:
+        name: shop-ingress
+        namespace: shop-lab
+      spec:
+        hosts:
+        - shop.example.com
+        gateways:
+        - shop-gateway
+        http:
+        - route:
+          - destination:
+              host: shop
+              port:
+                number: 8080
+      ---
+      apiVersion: networking.istio.io/v1
+      kind: VirtualService
+      metadata:
+        name: shop-public
+        namespace: shop-lab
+      spec:
+        hosts:
+        - shop.example.org
+        gateways:
+        - public-gateway
+        http:
+        - route:
+          - destination:
+              host: shop
+              port:
+                number: 8080
+      EOF
+      kubectl apply -f vs-ingress.yaml
+      istioctl analyze -n shop-lab -o json > out/analyze-gateway.json
+      istioctl analyze -n shop-lab > out/analyze-gateway.txt 2>&1
+      """
+    ならば 次のチェックで不合格になる
+      """
+      クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-public") | .spec.gateways[]?' の結果に "istio-system/public-gateway" がすべて含まれる
+      "/root/routing/out/analyze-gateway.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+      """
+
+  シナリオ: ServiceEntry でメッシュの外の API を登録する
+    もし 学習者が次のコマンドを実行する
+      """
+      cd /root/routing
+      cat > se-example-api.yaml <<'EOF'
+      apiVersion: networking.istio.io/v1
+      kind: ServiceEntry
+      metadata:
+        name: example-api
+        namespace: shop-lab
+      spec:
+        hosts:
+        - api.example.com
+        location: MESH_EXTERNAL
+        ports:
+        - number: 443
+          name: tls
+          protocol: TLS
+        resolution: DNS
+      EOF
+      kubectl apply -f se-example-api.yaml
+      istioctl analyze -n shop-lab -o json > out/analyze-se.json
+      """
+    ならば クラスターのネームスペース "shop-lab" に "ServiceEntry" "example-api" が存在する
+    かつ クラスターの "serviceentries.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "example-api") | .spec.hosts[]' の結果に "api.example.com" がすべて含まれる
+    かつ クラスターの "serviceentries.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "example-api") | .spec.location' の値が "MESH_EXTERNAL" と等しい
+    かつ クラスターの "serviceentries.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "example-api") | .spec.resolution' の値が "DNS" と等しい
+    かつ クラスターの "serviceentries.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "example-api") | .spec.ports[].number' の結果に 443 がすべて含まれる
+    かつ "/root/routing/out/analyze-se.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+
+  シナリオ: PeerAuthentication: 何もなければ PERMISSIVE、ネームスペース単位で STRICT にする
+    もし 学習者が次のコマンドを実行する
+      """
+      cd /root/routing
+      before=$(kubectl get peerauthentication -n shop-lab -o jsonpath='{.items[*].spec.mtls.mode}')
+      mesh=$(kubectl get peerauthentication -n istio-system -o jsonpath='{.items[*].spec.mtls.mode}')
+      echo "shop-lab: '${before}' istio-system: '${mesh}' -> PeerAuthentication がないので既定の PERMISSIVE"
+      cat > pa-strict.yaml <<'EOF'
+      apiVersion: security.istio.io/v1
+      kind: PeerAuthentication
+      metadata:
+        name: default
+        namespace: shop-lab
+      spec:
+        mtls:
+          mode: STRICT
+      EOF
+      kubectl apply -f pa-strict.yaml
+      after=$(kubectl get peerauthentication -n shop-lab -o jsonpath='{.items[*].spec.mtls.mode}')
+      jq -n --arg before "${before:-${mesh:-PERMISSIVE}}" --arg after "$after" '{before: $before, after: $after}' > out/mtls.json
+      cat out/mtls.json
+      istioctl analyze -n shop-lab -o json > out/analyze-mtls.json
+      """
+    ならば "/root/routing/out/mtls.json" のクエリ ".before" の値が "PERMISSIVE" と等しい
+    かつ クラスターの "peerauthentications.security.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .spec.selector == null) | .spec.mtls.mode' の値が "STRICT" と等しい
+    かつ "/root/routing/out/mtls.json" のクエリ ".after" の値が クラスターの "peerauthentications.security.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .spec.selector == null) | .spec.mtls.mode' の値と等しい
+    かつ "/root/routing/out/analyze-mtls.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+
+  シナリオ: 同じホストに VirtualService が 2 つあると、analyze が衝突を報告する
+    もし 学習者が次のコマンドを実行する
+      """
+      cd /root/routing
+      cat > vs-shop-retries.yaml <<'EOF'
+      apiVersion: networking.istio.io/v1
+      kind: VirtualService
+      metadata:
+        name: shop-retries
+        namespace: shop-lab
+      spec:
+        hosts:
+        - shop
+        http:
+        - route:
+          - destination:
+              host: shop
+          retries:
+            attempts: 3
+            perTryTimeout: 2s
+      EOF
+      kubectl apply -f vs-shop-retries.yaml
+      istioctl analyze -n shop-lab -o json > out/analyze-conflict.json
+      istioctl analyze -n shop-lab > out/analyze-conflict.txt 2>&1
+      """
+    ならば 最後のコマンドの終了コードが 79 である
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '[.items[] | select(.metadata.namespace == "shop-lab" and any(.spec.hosts[]; . == "shop"))]' の結果が 2 個以上ある
+    かつ ファイル "/root/routing/out/analyze-conflict.txt" に "IST0109" が含まれる
+    かつ "/root/routing/out/analyze-conflict.json" のクエリ '[.[] | select(.code == "IST0109" and .level == "Error") | .origin]' の結果に "VirtualService shop-lab/shop", "VirtualService shop-lab/shop-retries" がすべて含まれる
+
+  シナリオ: 1 つの VirtualService にまとめて衝突を解く
+    もし 学習者が次のコマンドを実行する
+      """
+      cd /root/routing
+      cat > vs-shop.yaml <<'EOF'
+      apiVersion: networking.istio.io/v1
+      kind: VirtualService
+      metadata:
+        name: shop
+        namespace: shop-lab
+      spec:
+        hosts:
+        - shop
+        http:
+        - route:
+          - destination:
+              host: shop
+              subset: v1
+            weight: 90
+          - destination:
+              host: shop
+              subset: v2
+            weight: 10
+          retries:
+            attempts: 3
+            perTryTimeout: 2s
+      EOF
+      kubectl apply -f vs-shop.yaml
+      kubectl delete virtualservice shop-retries -n shop-lab
+      istioctl analyze -n shop-lab -o json > out/analyze-merged.json
+      istioctl analyze -n shop-lab > out/analyze-merged.txt 2>&1
+      """
+    ならば 最後のコマンドが成功する
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '[.items[] | select(.metadata.namespace == "shop-lab" and any(.spec.hosts[]; . == "shop"))] | length' の値が 1 と等しい
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.http[0].retries.attempts' の値が 3 と等しい
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.http[0].route[].weight' の結果に 90, 10 がすべて含まれる
+    かつ ファイル "/root/routing/out/analyze-merged.txt" に "IST0109" が含まれない
+    かつ "/root/routing/out/analyze-merged.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
