@@ -56,7 +56,8 @@ fn api_failure(lang: Lang, e: impl std::fmt::Display) -> Failure {
     )
 }
 
-/// Finds a resource type by kind, plural, singular or `plural.group`.
+/// Finds a resource type by kind, plural or `plural.group`. A kind or plural that more than one
+/// API group serves (Istio's and the Gateway API's `Gateway`) must be written `plural.group`.
 async fn resolve(
     client: &kube::Client,
     name: &str,
@@ -67,21 +68,46 @@ async fn resolve(
         .await
         .map_err(|e| api_failure(lang, e))?;
     let wanted = name.to_ascii_lowercase();
+    let mut found: Vec<(ApiResource, bool)> = Vec::new();
     for group in discovery.groups() {
         for (ar, caps) in group.recommended_resources() {
             let dotted = format!("{}.{}", ar.plural, ar.group);
-            if [ar.kind.to_ascii_lowercase(), ar.plural.clone(), dotted].contains(&wanted) {
+            if dotted == wanted {
                 return Ok((ar, caps.scope == Scope::Namespaced));
+            }
+            if [ar.kind.to_ascii_lowercase(), ar.plural.clone()].contains(&wanted) {
+                found.push((ar, caps.scope == Scope::Namespaced));
             }
         }
     }
-    Err(Failure::new(
-        format!("{} {name}", lang.pick("a resource type", "リソースの種類")),
-        lang.pick(
-            "the cluster does not serve it",
-            "クラスターに登録されていない",
-        ),
-    ))
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(Failure::new(
+            format!("{} {name}", lang.pick("a resource type", "リソースの種類")),
+            lang.pick(
+                "the cluster does not serve it",
+                "クラスターに登録されていない",
+            ),
+        )),
+        _ => Err(Failure::new(
+            format!(
+                "{} {name}",
+                lang.pick("one resource type named", "一意に決まるリソースの種類")
+            ),
+            format!(
+                "{}: {}",
+                lang.pick(
+                    "served by several API groups; write one of",
+                    "複数の API グループにある。次のどれかで書く"
+                ),
+                found
+                    .iter()
+                    .map(|(ar, _)| format!("{}.{}", ar.plural, ar.group))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+    }
 }
 
 /// The resources of a type, as `kubectl get <type> -A -o json` shows them.

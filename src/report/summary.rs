@@ -114,7 +114,7 @@ pub fn markdown(record: &Record) -> String {
             if let Some(c) = m.column(l) {
                 let t = c.timing();
                 out.push_str(&format!(
-                    "\n{}: setup {:.1}s, steps {:.1}s, of which learner commands {:.1}s\n",
+                    "\n{}: setup {:.2}s, steps {:.2}s, of which learner commands {:.2}s\n",
                     label_title(l),
                     t.setup.as_secs_f64(),
                     t.steps.as_secs_f64(),

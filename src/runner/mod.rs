@@ -178,11 +178,12 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
                     needs,
                 });
             }
-            for m in lab
+            // `--step N` is an author's loop on the lab's steps; mistakes run in full runs.
+            let mistakes = lab
                 .steps
                 .iter()
-                .filter(|s| s.kind == StepKind::Mistake && selected(s))
-            {
+                .filter(|s| s.kind == StepKind::Mistake && opts.step.is_none() && selected(s));
+            for m in mistakes {
                 // The mistake replaces the step it follows: replay the steps before that one.
                 let before = lab
                     .steps
@@ -440,6 +441,10 @@ pub enum GradeTarget {
 /// Grades a lab's steps (1..=`opts.step`) on an environment someone else built: only the checks
 /// run, every step independently.
 pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result<Summary, String> {
+    // The learner's environment has one istioctl, whatever its version: one cell.
+    let mut opts = opts.clone();
+    opts.istio = vec!["-".to_owned()];
+    let opts = &opts;
     let plan = plan(opts)
         .map_err(|e| e.to_string())?
         .into_iter()

@@ -1,5 +1,6 @@
 //! CLI tests: the real `labcheck` binary on fixture labs. Each area is a module.
 
+mod author;
 mod broken;
 mod cluster;
 mod matrix;

@@ -1,0 +1,132 @@
+//! The author's and grader's loop on a real lab: `run --step N` keeps the cell, `ps` lists it,
+//! `grade` passes it, a step undone in `shell` fails exactly that step, `down --all` leaves no
+//! process or mount behind.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+const LAB: &str = "features/istio/mesh-install.feature";
+
+fn labcheck(state: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("labcheck").expect("binary");
+    cmd.env("LABCHECK_STATE_DIR", state)
+        .timeout(std::time::Duration::from_secs(600));
+    cmd
+}
+
+fn kept_cell(state: &Path) -> (String, serde_json::Value) {
+    let cells: Vec<PathBuf> = std::fs::read_dir(state.join("cells"))
+        .expect("cells")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(cells.len(), 1, "one kept cell: {cells:?}");
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(cells[0].join("cell.json")).expect("cell.json"),
+    )
+    .expect("json");
+    (record["name"].as_str().expect("name").to_owned(), record)
+}
+
+fn mounts_mentioning(needle: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("mountinfo")).ok())
+        .filter(|m| m.contains(needle))
+        .count()
+}
+
+/// Tears down whatever the test kept, even when it fails half-way.
+struct Down<'a>(&'a Path);
+
+impl Drop for Down<'_> {
+    fn drop(&mut self) {
+        let _ = labcheck(self.0).args(["down", "--all"]).output();
+    }
+}
+
+#[test]
+fn keep_grade_undo_one_step_and_tear_down() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
+    let _down = Down(state.path());
+    let reports = tempfile::tempdir().expect("reports");
+    labcheck(state.path())
+        .args(["run", LAB, "--istio", "1.31", "--step", "8", "--report-dir"])
+        .arg(reports.path())
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("enter it with `labcheck shell"));
+    let (name, record) = kept_cell(state.path());
+    labcheck(state.path())
+        .arg("ps")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(&name).and(predicate::str::contains("running")));
+
+    labcheck(state.path())
+        .args(["grade", LAB, "--cell", &name])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("8 ステップ中 8 ステップ合格"));
+
+    // The learner "undoes" step 7: its artifact is gone.
+    labcheck(state.path())
+        .args(["shell", &name])
+        .write_stdin("rm /root/istio/out/sidecar.json\n")
+        .assert()
+        .code(0);
+    labcheck(state.path())
+        .args(["grade", LAB, "--cell", &name])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("✘ ステップ 7"))
+        .stdout(predicate::str::contains("ファイルが存在しない"))
+        .stdout(predicate::str::contains("8 ステップ中 7 ステップ合格"));
+
+    let dir = record["dir"].as_str().expect("dir").to_owned();
+    let pids: Vec<i64> = std::iter::once(record["holder"].as_i64().expect("holder"))
+        .chain(
+            record["cluster_pids"]
+                .as_array()
+                .expect("pids")
+                .iter()
+                .filter_map(|p| p.as_i64()),
+        )
+        .collect();
+    assert!(
+        pids.iter()
+            .all(|p| Path::new(&format!("/proc/{p}")).exists()),
+        "the kept cell runs"
+    );
+    assert!(
+        mounts_mentioning(&dir) > 0,
+        "the kept cell's overlays are mounted in its namespace"
+    );
+    labcheck(state.path())
+        .args(["down", "--all"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(&name));
+    let alive: Vec<&i64> = pids
+        .iter()
+        .filter(|p| Path::new(&format!("/proc/{p}")).exists())
+        .collect();
+    assert!(
+        alive.is_empty(),
+        "processes of the cell survived `down`: {alive:?}"
+    );
+    assert_eq!(
+        mounts_mentioning(&dir),
+        0,
+        "mounts of the cell survived `down`"
+    );
+    assert!(!Path::new(&dir).exists());
+    labcheck(state.path())
+        .arg("ps")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("no kept cells"));
+}
