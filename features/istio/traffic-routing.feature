@@ -424,11 +424,12 @@
             perTryTimeout: 2s
       EOF
       kubectl apply -f vs-shop-retries.yaml
+      kubectl get virtualservices -n shop-lab -o json > out/vs-conflict.json
       istioctl analyze -n shop-lab -o json > out/analyze-conflict.json
       istioctl analyze -n shop-lab > out/analyze-conflict.txt 2>&1
       """
     ならば 最後のコマンドの終了コードが 79 である
-    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '[.items[] | select(.metadata.namespace == "shop-lab" and any(.spec.hosts[]; . == "shop"))]' の結果が 2 個以上ある
+    かつ "/root/routing/out/vs-conflict.json" のクエリ '[.items[] | select(any(.spec.hosts[]; . == "shop")) | .metadata.name]' の結果に "shop", "shop-retries" がすべて含まれる
     かつ ファイル "/root/routing/out/analyze-conflict.txt" に "IST0109" が含まれる
     かつ "/root/routing/out/analyze-conflict.json" のクエリ '[.[] | select(.code == "IST0109" and .level == "Error") | .origin]' の結果に "VirtualService shop-lab/shop", "VirtualService shop-lab/shop-retries" がすべて含まれる
 
