@@ -92,17 +92,17 @@ fn line_count(w: &mut LabWorld, p: String, n: usize) -> Result<(), String> {
 
 #[then(expr = "the query {string} on {string} should equal {value}")]
 fn query_equals(w: &mut LabWorld, q: String, f: String, v: JsonValue) -> Result<(), String> {
-    h::query_equals(w, En, &f, &q, v.0)
+    h::query(w, En, &f, &q, Expect::Equals(v.0))
 }
 
 #[then(expr = "the query {string} on {string} should include {values}")]
 fn query_includes(w: &mut LabWorld, q: String, f: String, v: JsonValues) -> Result<(), String> {
-    h::query_includes(w, En, &f, &q, v.0)
+    h::query(w, En, &f, &q, Expect::Includes(v.0))
 }
 
 #[then(expr = "the query {string} on {string} should yield at least {int} result(s)")]
 fn query_count(w: &mut LabWorld, q: String, f: String, n: usize) -> Result<(), String> {
-    h::query_count(w, En, &f, &q, n)
+    h::query(w, En, &f, &q, Expect::CountAtLeast(n))
 }
 
 #[then(expr = "the query {string} on {string} should be a(n) {jsontype}")]

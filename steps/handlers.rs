@@ -227,53 +227,19 @@ pub fn line_count(w: &mut LabWorld, lang: Lang, p: &str, n: usize) -> Result<(),
     w.check(lang, Check::LineCount(path(p), n))
 }
 
-pub fn query_equals(
+pub fn query(
     w: &mut LabWorld,
     lang: Lang,
     file: &str,
     query: &str,
-    value: serde_json::Value,
+    expect: Expect,
 ) -> Result<(), String> {
     w.check(
         lang,
-        Check::QueryEquals {
+        Check::Query {
             file: path(file),
             query: unescape(query),
-            value,
-        },
-    )
-}
-
-pub fn query_includes(
-    w: &mut LabWorld,
-    lang: Lang,
-    file: &str,
-    query: &str,
-    items: Vec<serde_json::Value>,
-) -> Result<(), String> {
-    w.check(
-        lang,
-        Check::QueryIncludes {
-            file: path(file),
-            query: unescape(query),
-            items,
-        },
-    )
-}
-
-pub fn query_count(
-    w: &mut LabWorld,
-    lang: Lang,
-    file: &str,
-    query: &str,
-    n: usize,
-) -> Result<(), String> {
-    w.check(
-        lang,
-        Check::QueryCountAtLeast {
-            file: path(file),
-            query: unescape(query),
-            n,
+            expect,
         },
     )
 }

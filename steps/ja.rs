@@ -92,17 +92,17 @@ fn line_count(w: &mut LabWorld, p: String, n: usize) -> Result<(), String> {
 
 #[then(expr = "{string} のクエリ {string} の値が {value} と等しい")]
 fn query_equals(w: &mut LabWorld, f: String, q: String, v: JsonValue) -> Result<(), String> {
-    h::query_equals(w, Ja, &f, &q, v.0)
+    h::query(w, Ja, &f, &q, Expect::Equals(v.0))
 }
 
 #[then(expr = "{string} のクエリ {string} の結果に {values} がすべて含まれる")]
 fn query_includes(w: &mut LabWorld, f: String, q: String, v: JsonValues) -> Result<(), String> {
-    h::query_includes(w, Ja, &f, &q, v.0)
+    h::query(w, Ja, &f, &q, Expect::Includes(v.0))
 }
 
 #[then(expr = "{string} のクエリ {string} の結果が {int} 個以上ある")]
 fn query_count(w: &mut LabWorld, f: String, q: String, n: usize) -> Result<(), String> {
-    h::query_count(w, Ja, &f, &q, n)
+    h::query(w, Ja, &f, &q, Expect::CountAtLeast(n))
 }
 
 #[then(expr = "{string} のクエリ {string} の値が {jsontype} である")]

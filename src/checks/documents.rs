@@ -57,6 +57,81 @@ impl JsonType {
     }
 }
 
+/// What the results of a query should be (on a document or over the cluster).
+#[derive(Clone, Debug)]
+pub enum Expect {
+    /// Exactly one result, equal to this value.
+    Equals(Value),
+    /// The results (a single array result stands for its elements) include all of these.
+    Includes(Vec<Value>),
+    /// At least this many results, counted the same way.
+    CountAtLeast(usize),
+}
+
+/// Checks the results of `code` run on `source` against `expect`.
+pub(crate) fn expect(
+    results: Vec<Value>,
+    expect: &Expect,
+    source: &Path,
+    code: &str,
+    lang: Lang,
+) -> Result<(), Failure> {
+    match expect {
+        Expect::Equals(value) => {
+            let got = single(results, source, code, lang)?;
+            if numeric_eq(&got, value) {
+                Ok(())
+            } else {
+                Err(Failure::new(
+                    format!("{code} = {}", show(value)),
+                    show(&got),
+                ))
+            }
+        }
+        Expect::Includes(items) => {
+            let got = flatten(results);
+            let missing: Vec<String> = items
+                .iter()
+                .filter(|i| !got.iter().any(|g| numeric_eq(g, i)))
+                .map(show)
+                .collect();
+            if missing.is_empty() {
+                return Ok(());
+            }
+            Err(Failure::new(
+                format!(
+                    "{code} {} {}",
+                    lang.pick("to include", "に次がすべて含まれること:"),
+                    items.iter().map(show).collect::<Vec<_>>().join(", ")
+                ),
+                format!(
+                    "{} {} — {}: {}",
+                    lang.pick("missing", "不足:"),
+                    missing.join(", "),
+                    lang.pick("results", "結果"),
+                    show(&Value::Array(got))
+                ),
+            ))
+        }
+        Expect::CountAtLeast(n) => {
+            let got = flatten(results);
+            if got.len() >= *n {
+                return Ok(());
+            }
+            Err(Failure::new(
+                match lang {
+                    Lang::En => format!("at least {n} results of {code}"),
+                    Lang::Ja => format!("{code} の結果が {n} 個以上"),
+                },
+                match lang {
+                    Lang::En => format!("{}: {}", got.len(), show(&Value::Array(got))),
+                    Lang::Ja => format!("{} 個: {}", got.len(), show(&Value::Array(got))),
+                },
+            ))
+        }
+    }
+}
+
 /// A parsed artifact: its documents.
 pub struct Document;
 
@@ -197,60 +272,11 @@ pub(crate) fn show(v: &Value) -> String {
 
 pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), Failure> {
     match check {
-        Check::QueryEquals { file, query, value } => {
-            let got = single(run(env, file, query, lang)?, file, query, lang)?;
-            if numeric_eq(&got, value) {
-                Ok(())
-            } else {
-                Err(Failure::new(
-                    format!("{query} = {}", show(value)),
-                    show(&got),
-                ))
-            }
-        }
-        Check::QueryIncludes { file, query, items } => {
-            let got = flatten(run(env, file, query, lang)?);
-            let missing: Vec<String> = items
-                .iter()
-                .filter(|i| !got.iter().any(|g| numeric_eq(g, i)))
-                .map(show)
-                .collect();
-            if missing.is_empty() {
-                Ok(())
-            } else {
-                Err(Failure::new(
-                    format!(
-                        "{query} {} {}",
-                        lang.pick("to include", "に次がすべて含まれること:"),
-                        items.iter().map(show).collect::<Vec<_>>().join(", ")
-                    ),
-                    format!(
-                        "{} {} — {}: {}",
-                        lang.pick("missing", "不足:"),
-                        missing.join(", "),
-                        lang.pick("results", "結果"),
-                        show(&Value::Array(got))
-                    ),
-                ))
-            }
-        }
-        Check::QueryCountAtLeast { file, query, n } => {
-            let got = flatten(run(env, file, query, lang)?);
-            if got.len() >= *n {
-                Ok(())
-            } else {
-                Err(Failure::new(
-                    match lang {
-                        Lang::En => format!("at least {n} results of {query}"),
-                        Lang::Ja => format!("{query} の結果が {n} 個以上"),
-                    },
-                    match lang {
-                        Lang::En => format!("{}: {}", got.len(), show(&Value::Array(got))),
-                        Lang::Ja => format!("{} 個: {}", got.len(), show(&Value::Array(got))),
-                    },
-                ))
-            }
-        }
+        Check::Query {
+            file,
+            query,
+            expect: e,
+        } => expect(run(env, file, query, lang)?, e, file, query, lang),
         Check::QueryType { file, query, ty } => {
             let got = single(run(env, file, query, lang)?, file, query, lang)?;
             let found = JsonType::of(&got);
@@ -276,21 +302,31 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
                 other_query,
                 lang,
             )?;
-            if numeric_eq(&left, &right) {
-                Ok(())
-            } else {
-                Err(Failure::new(
-                    format!(
-                        "{} {query} = {} {other_query} ({})",
-                        file.display(),
-                        other.display(),
-                        show(&right)
-                    ),
-                    show(&left),
-                ))
-            }
+            same(&left, &right, || {
+                format!(
+                    "{} {query} = {} {other_query}",
+                    file.display(),
+                    other.display()
+                )
+            })
         }
         _ => Ok(()),
+    }
+}
+
+/// A check that `left` (what the learner wrote) equals `right` (what it is compared with).
+pub(crate) fn same(
+    left: &Value,
+    right: &Value,
+    what: impl FnOnce() -> String,
+) -> Result<(), Failure> {
+    if numeric_eq(left, right) {
+        Ok(())
+    } else {
+        Err(Failure::new(
+            format!("{} ({})", what(), show(right)),
+            show(left),
+        ))
     }
 }
 

@@ -8,12 +8,11 @@ pub(crate) mod documents;
 mod files;
 mod notes;
 
-pub use documents::{Document, JsonType, query};
+pub use documents::{Document, Expect, JsonType, query};
 
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
-use serde_json::Value;
 
 use crate::model::{Lang, Transcript};
 
@@ -46,20 +45,11 @@ pub enum Check {
     FileMatches(PathBuf, Regex),
     LinesMatchingAtLeast(PathBuf, usize, Regex),
     LineCount(PathBuf, usize),
-    QueryEquals {
+    /// A jq query on a document, with what its results should be.
+    Query {
         file: PathBuf,
         query: String,
-        value: Value,
-    },
-    QueryIncludes {
-        file: PathBuf,
-        query: String,
-        items: Vec<Value>,
-    },
-    QueryCountAtLeast {
-        file: PathBuf,
-        query: String,
-        n: usize,
+        expect: Expect,
     },
     QueryType {
         file: PathBuf,
@@ -123,11 +113,9 @@ impl Check {
             | Check::FileMatches(..)
             | Check::LinesMatchingAtLeast(..)
             | Check::LineCount(..) => files::evaluate(self, env, lang),
-            Check::QueryEquals { .. }
-            | Check::QueryIncludes { .. }
-            | Check::QueryCountAtLeast { .. }
-            | Check::QueryType { .. }
-            | Check::QueryEqualsQuery { .. } => documents::evaluate(self, env, lang),
+            Check::Query { .. } | Check::QueryType { .. } | Check::QueryEqualsQuery { .. } => {
+                documents::evaluate(self, env, lang)
+            }
             Check::MentionsAny(..) | Check::MentionsAll(..) => notes::evaluate(self, env, lang),
         }
     }

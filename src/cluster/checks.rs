@@ -11,17 +11,10 @@ use kube::api::{Api, DynamicObject, ListParams};
 use kube::discovery::{ApiResource, Discovery, Scope};
 use serde_json::Value;
 
-use crate::checks::documents::{flatten, numeric_eq, query, show, single};
+pub use crate::checks::Expect;
+use crate::checks::documents::{query, same, single};
 use crate::checks::{Env, Failure};
 use crate::model::Lang;
-
-/// What a query over the cluster should give.
-#[derive(Clone, Debug)]
-pub enum Expect {
-    Equals(Value),
-    Includes(Vec<Value>),
-    CountAtLeast(usize),
-}
 
 #[derive(Clone, Debug)]
 pub enum ClusterCheck {
@@ -215,54 +208,13 @@ impl ClusterCheck {
             } => {
                 let list = list(client, resource, lang).await?;
                 let results = query_list(&list, code, lang)?;
-                match expect {
-                    Expect::Equals(value) => {
-                        let got = single(results, std::path::Path::new(resource), code, lang)?;
-                        if numeric_eq(&got, value) {
-                            Ok(())
-                        } else {
-                            Err(Failure::new(
-                                format!("{code} = {}", show(value)),
-                                show(&got),
-                            ))
-                        }
-                    }
-                    Expect::Includes(items) => {
-                        let got = flatten(results);
-                        let missing: Vec<String> = items
-                            .iter()
-                            .filter(|i| !got.iter().any(|g| numeric_eq(g, i)))
-                            .map(show)
-                            .collect();
-                        if missing.is_empty() {
-                            Ok(())
-                        } else {
-                            Err(Failure::new(
-                                format!(
-                                    "{code} ⊇ {}",
-                                    items.iter().map(show).collect::<Vec<_>>().join(", ")
-                                ),
-                                format!(
-                                    "{} {} ({})",
-                                    lang.pick("missing", "不足:"),
-                                    missing.join(", "),
-                                    show(&Value::Array(got))
-                                ),
-                            ))
-                        }
-                    }
-                    Expect::CountAtLeast(n) => {
-                        let got = flatten(results);
-                        if got.len() >= *n {
-                            Ok(())
-                        } else {
-                            Err(Failure::new(
-                                format!("≥ {n}: {code}"),
-                                format!("{}: {}", got.len(), show(&Value::Array(got))),
-                            ))
-                        }
-                    }
-                }
+                crate::checks::documents::expect(
+                    results,
+                    expect,
+                    std::path::Path::new(resource),
+                    code,
+                    lang,
+                )
             }
             ClusterCheck::NamespaceLabel {
                 namespace,
@@ -318,18 +270,9 @@ impl ClusterCheck {
                     cluster_query,
                     lang,
                 )?;
-                if numeric_eq(&left, &right) {
-                    Ok(())
-                } else {
-                    Err(Failure::new(
-                        format!(
-                            "{} {code} = {} ({resource}: {cluster_query})",
-                            file.display(),
-                            show(&right)
-                        ),
-                        show(&left),
-                    ))
-                }
+                same(&left, &right, || {
+                    format!("{} {code} = {resource}: {cluster_query}", file.display())
+                })
             }
         }
     }

@@ -128,26 +128,16 @@ impl ClusterBackend for Local {
         let started = Instant::now();
         let (mut processes, pki) =
             local::start(env.sandbox, &self.tools, &env.dir, &env.kubeconfig).await?;
-        let network = env
-            .sandbox
-            .network()
-            .map_err(|e| ClusterError::Io(e.to_string()))?;
-        let target = std::net::SocketAddr::from(([127, 0, 0, 1], local::APISERVER_PORT));
-        let forward = forward::Forward::start(network, target)
-            .await
-            .map_err(|e| ClusterError::Io(e.to_string()))?;
-        let host_config = env.dir.join("host-kubeconfig");
-        kubeconfig::write(&host_config, &format!("https://{}", forward.local), &pki)
-            .map_err(|e| ClusterError::Io(e.to_string()))?;
-        let client = match client_for(&host_config, None).await {
-            Ok(c) => c,
-            Err(e) => {
-                processes.stop().await;
-                return Err(e);
-            }
-        };
+        let (client, forward) =
+            match forward_client(env.sandbox, &pki, &env.dir.join("host-kubeconfig")).await {
+                Ok(c) => c,
+                Err(e) => {
+                    processes.stop().await;
+                    return Err(e);
+                }
+            };
         let remaining = local::ready_timeout().saturating_sub(started.elapsed());
-        let version = match wait_ready(&client, remaining).await {
+        let version = match poll_ready(&client, remaining).await {
             Ok(v) => v,
             Err(detail) => {
                 let detail = format!("{detail}\n{}", processes.apiserver_log_tail());
@@ -194,13 +184,8 @@ impl ClusterBackend for Existing {
         let flat = flatten_context(&self.kubeconfig, &self.context)?;
         std::fs::write(&env.kubeconfig, flat).map_err(|e| ClusterError::Io(e.to_string()))?;
         let client = client_for(&env.kubeconfig, Some(&self.context)).await?;
-        let version = wait_ready(&client, Duration::from_secs(30))
-            .await
-            .map_err(|detail| ClusterError::NotReady {
-                what: format!("the cluster of context {}", self.context),
-                waited: 30,
-                detail,
-            })?;
+        let what = format!("the cluster of context {}", self.context);
+        let version = wait_ready(&client, Duration::from_secs(30), &what).await?;
         Ok(Cluster {
             client,
             version,
@@ -231,13 +216,8 @@ impl ClusterBackend for Kind {
         };
         command.create().await?;
         let client = client_for(&env.kubeconfig, None).await?;
-        let version = wait_ready(&client, Duration::from_secs(120))
-            .await
-            .map_err(|detail| ClusterError::NotReady {
-                what: format!("kind cluster {}", command.name),
-                waited: 120,
-                detail,
-            })?;
+        let what = format!("kind cluster {}", command.name);
+        let version = wait_ready(&client, Duration::from_secs(120), &what).await?;
         Ok(Cluster {
             client,
             version,
@@ -287,18 +267,23 @@ pub async fn attach_local(
     sandbox: &Sandbox,
     cluster_dir: &Path,
 ) -> Result<(kube::Client, forward::Forward), ClusterError> {
-    let network = sandbox
-        .network()
-        .map_err(|e| ClusterError::Io(e.to_string()))?;
-    let target = std::net::SocketAddr::from(([127, 0, 0, 1], local::APISERVER_PORT));
-    let forward = forward::Forward::start(network, target)
-        .await
-        .map_err(|e| ClusterError::Io(e.to_string()))?;
     let pki = certs::Pki::existing(&cluster_dir.join("pki"));
-    let config = cluster_dir.join("attach-kubeconfig");
-    kubeconfig::write(&config, &format!("https://{}", forward.local), &pki)
-        .map_err(|e| ClusterError::Io(e.to_string()))?;
-    let client = client_for(&config, None).await?;
+    forward_client(sandbox, &pki, &cluster_dir.join("attach-kubeconfig")).await
+}
+
+/// The harness's client for the API server inside a cell: a forward from the host's loopback,
+/// and a kubeconfig for it written to `config`.
+async fn forward_client(
+    sandbox: &Sandbox,
+    pki: &certs::Pki,
+    config: &Path,
+) -> Result<(kube::Client, forward::Forward), ClusterError> {
+    let io = |e: std::io::Error| ClusterError::Io(e.to_string());
+    let network = sandbox.network().map_err(io)?;
+    let target = std::net::SocketAddr::from(([127, 0, 0, 1], local::APISERVER_PORT));
+    let forward = forward::Forward::start(network, target).await.map_err(io)?;
+    kubeconfig::write(config, &format!("https://{}", forward.local), pki).map_err(io)?;
+    let client = client_for(config, None).await?;
     Ok((client, forward))
 }
 
@@ -320,7 +305,22 @@ pub async fn client_for(path: &Path, context: Option<&str>) -> Result<kube::Clie
 }
 
 /// Waits until `/readyz` answers `ok` and namespaces can be listed; returns the server version.
-pub async fn wait_ready(client: &kube::Client, timeout: Duration) -> Result<String, String> {
+/// `what` names the cluster in the error.
+pub async fn wait_ready(
+    client: &kube::Client,
+    timeout: Duration,
+    what: &str,
+) -> Result<String, ClusterError> {
+    poll_ready(client, timeout)
+        .await
+        .map_err(|detail| ClusterError::NotReady {
+            what: what.to_owned(),
+            waited: timeout.as_secs(),
+            detail,
+        })
+}
+
+async fn poll_ready(client: &kube::Client, timeout: Duration) -> Result<String, String> {
     use k8s_openapi::api::core::v1::Namespace;
     let started = Instant::now();
     let mut last = String::from("no answer");

@@ -76,6 +76,22 @@ struct Holder {
     mnt: File,
 }
 
+impl Holder {
+    /// Holds the namespaces of process `pid` open.
+    fn open(pid: i32, child: Option<tokio::process::Child>) -> Result<Holder, SandboxError> {
+        let open = |ns: &str| {
+            let p = PathBuf::from(format!("/proc/{pid}/ns/{ns}"));
+            File::open(&p).map_err(io_err("cannot open namespace", &p))
+        };
+        Ok(Holder {
+            pid,
+            net: open("net")?,
+            mnt: open("mnt")?,
+            child,
+        })
+    }
+}
+
 /// A cell's sandbox. See the module docs.
 #[derive(Debug)]
 pub struct Sandbox {
@@ -202,18 +218,7 @@ impl Sandbox {
             .spawn()
             .map_err(|source| SandboxError::Unsupported { source })?;
         let pid = child.id().map(|p| p as i32).unwrap_or_default();
-        let open = |ns: &str| {
-            let p = PathBuf::from(format!("/proc/{pid}/ns/{ns}"));
-            File::open(&p).map_err(io_err("cannot open namespace", &p))
-        };
-        let holder = Holder {
-            pid,
-            net: open("net")?,
-            mnt: open("mnt")?,
-            child: Some(child),
-        };
-        std::fs::write(self.dir.join("holder.pid"), pid.to_string())
-            .map_err(io_err("cannot write", &self.dir.join("holder.pid")))?;
+        let holder = Holder::open(pid, Some(child))?;
         *self.holder.lock().unwrap_or_else(|e| e.into_inner()) = Some(holder);
         Ok(())
     }
@@ -225,16 +230,7 @@ impl Sandbox {
         env: BTreeMap<String, OsString>,
         workdir: PathBuf,
     ) -> Result<Sandbox, SandboxError> {
-        let open = |ns: &str| {
-            let p = PathBuf::from(format!("/proc/{pid}/ns/{ns}"));
-            File::open(&p).map_err(io_err("cannot open namespace", &p))
-        };
-        let holder = Holder {
-            pid,
-            net: open("net")?,
-            mnt: open("mnt")?,
-            child: None,
-        };
+        let holder = Holder::open(pid, None)?;
         Ok(Sandbox {
             dir: dir.to_owned(),
             roots: SANDBOXED_ROOTS
