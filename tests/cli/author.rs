@@ -130,3 +130,57 @@ fn keep_grade_undo_one_step_and_tear_down() {
         .code(0)
         .stdout(predicate::str::contains("no kept cells"));
 }
+
+/// Copies a directory tree (a learner's files, as a grader receives them).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+#[test]
+fn grade_a_learners_files_copied_under_a_root() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
+    let _down = Down(state.path());
+    let lab = "features/selftest/files.feature";
+    labcheck(state.path())
+        .args(["run", lab, "--step", "3", "--report-dir"])
+        .arg(state.path().join("r"))
+        .assert()
+        .code(0);
+    let (_, record) = kept_cell(state.path());
+    // The learner's environment, as files handed to the grader: what their commands wrote.
+    let learner = tempfile::tempdir().expect("learner root");
+    let upper = Path::new(record["dir"].as_str().expect("dir")).join("fs/root/upper");
+    copy_tree(&upper, &learner.path().join("root"));
+    labcheck(state.path())
+        .args(["grade", lab, "--step", "3", "--root"])
+        .arg(learner.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("3 of 3 steps pass"));
+    std::fs::remove_file(
+        learner
+            .path()
+            .join("root/labcheck-selftest/out/summary.json"),
+    )
+    .expect("undo step 2");
+    labcheck(state.path())
+        .args(["grade", lab, "--step", "3", "--root"])
+        .arg(learner.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("✘ Step 2"))
+        .stdout(predicate::str::contains("no such file"))
+        .stdout(predicate::str::contains("2 of 3 steps pass"));
+    assert!(
+        !Path::new("/root/labcheck-selftest").exists(),
+        "grading read the root, never the host's paths"
+    );
+}
