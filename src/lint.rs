@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use cucumber::gherkin::{self, GherkinEnv, StepType};
 
 use crate::model::{Lab, LabStep, Lang, StepKind};
-use crate::steps::phrases::PHRASES;
+use crate::steps::phrases::{PHRASES, REJECTION};
 use crate::steps::world::collection;
 
 /// One problem in a feature file.
@@ -290,12 +290,7 @@ fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Probl
     };
     for step in all_steps(feature) {
         check(step, &step.value, step.position.line, step.position.col);
-        let rejects = PHRASES
-            .iter()
-            .take(4)
-            .skip(3)
-            .any(|p| p.en == step.value || p.ja == step.value);
-        if rejects {
+        if [REJECTION.0, REJECTION.1].contains(&step.value.as_str()) {
             for (i, line) in step.docstring.iter().flat_map(|d| d.lines()).enumerate() {
                 let l = line.trim();
                 if !l.is_empty() && !l.starts_with('#') {

@@ -17,6 +17,12 @@ const fn p(ty: StepType, what: &'static str, en: &'static str, ja: &'static str)
 
 use StepType::{Given, Then, When};
 
+/// The mistake scenario's phrase (English, Japanese): its docstring lists check phrases.
+pub const REJECTION: (&str, &str) = (
+    "these checks should reject it:",
+    "次のチェックで不合格になる",
+);
+
 pub const PHRASES: &[Phrase] = &[
     p(
         Given,
@@ -39,8 +45,8 @@ pub const PHRASES: &[Phrase] = &[
     p(
         Then,
         "mistake scenario: each listed check (docstring) must fail",
-        "these checks should reject it:",
-        "次のチェックで不合格になる",
+        REJECTION.0,
+        REJECTION.1,
     ),
     p(
         Then,

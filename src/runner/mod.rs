@@ -6,8 +6,10 @@
 
 mod adapter;
 pub mod environment;
+mod grade;
 
 pub use environment::{Environment, Needs, Tool};
+pub use grade::{GradeTarget, grade};
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -424,128 +426,13 @@ fn record_kept(cell: &Cell, cluster: Option<&Cluster>) {
     let _ = record.save();
 }
 
-/// Where `labcheck grade` looks.
-pub enum GradeTarget {
-    /// A cell kept by `run --keep` or `run --step N`.
-    Kept(crate::kept::KeptCell),
-    /// A learner's environment: their cluster (a kubeconfig and context; default: `KUBECONFIG`
-    /// or `~/.kube/config`) and their files (under `root`, mapped to the lab's paths; default:
-    /// the host's own paths, only read).
-    Learner {
-        kubeconfig: Option<PathBuf>,
-        context: Option<String>,
-        root: Option<PathBuf>,
-    },
-}
-
-/// Grades a lab's steps (1..=`opts.step`) on an environment someone else built: only the checks
-/// run, every step independently.
-pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result<Summary, String> {
-    // The learner's environment has one istioctl, whatever its version: one cell.
-    let mut opts = opts.clone();
-    opts.istio = vec!["-".to_owned()];
-    let opts = &opts;
-    let plan = plan(opts)
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .find(|c| c.id.mistake.is_none())
-        .ok_or("the lab has no steps to grade")?;
-    let started = Instant::now();
-    let dir =
-        opts.state_dir
-            .join("grade")
-            .join(format!("{}-{}", plan.id.slug(), std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let (sandbox, client, _forward) = match &target {
-        GradeTarget::Kept(kept) => {
-            let sandbox = kept.sandbox()?;
-            let (client, forward) = if kept.has_cluster {
-                let (c, f) = crate::cluster::attach_local(&sandbox, &kept.dir.join("cluster"))
-                    .await
-                    .map_err(|e| e.to_string())?;
-                (Some(c), Some(f))
-            } else {
-                (None, None)
-            };
-            (sandbox, client, forward)
-        }
-        GradeTarget::Learner {
-            kubeconfig,
-            context,
-            root,
-        } => {
-            let sandbox = Sandbox::create_viewing(&dir, false, false, root.as_deref())
-                .await
-                .map_err(|e| e.to_string())?;
-            let client = match plan.needs {
-                Needs::Sandbox => None,
-                Needs::Cluster | Needs::Istio => {
-                    Some(learner_client(kubeconfig.as_deref(), context.as_deref()).await?)
-                }
-            };
-            (sandbox, client, None)
-        }
-    };
-    let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
-    cell.grading = true;
-    cell.kube = client;
-    sink(Event::RunStarted {
-        cells: vec![(plan.id.clone(), (*plan.lab).clone(), plan.lines.clone())],
-    });
-    sink(Event::CellStarted {
-        cell: plan.id.clone(),
-    });
-    sink(Event::EnvironmentReady {
-        cell: plan.id.clone(),
-        tools: Default::default(),
-        setup: started.elapsed(),
-    });
-    let cell = Arc::new(cell);
-    let (passed, error) = run_scenarios(&plan, cell.clone(), sink.clone()).await;
-    if !matches!(target, GradeTarget::Kept(_)) {
-        cell.sandbox.shutdown().await;
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    sink(Event::CellFinished {
-        cell: plan.id.clone(),
-        passed,
-        kept: None,
-        error: error.clone(),
-    });
-    sink(Event::RunFinished {
-        interrupted: false,
-        duration: started.elapsed(),
-    });
-    let mut summary = Summary {
-        cells: 1,
-        ..Summary::default()
-    };
-    if !passed {
-        summary.failed_cells.push(plan.id.clone());
-    }
-    summary.harness_errors.extend(error);
-    Ok(summary)
-}
-
-async fn learner_client(
-    kubeconfig: Option<&Path>,
-    context: Option<&str>,
-) -> Result<kube::Client, String> {
-    let path = match kubeconfig {
-        Some(p) => p.to_owned(),
-        None => std::env::var_os("KUBECONFIG")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".kube/config")))
-            .ok_or("no kubeconfig: pass --kubeconfig")?,
-    };
-    crate::cluster::client_for(&path, context)
-        .await
-        .map_err(|e| e.to_string())
-}
-
 /// Runs the planned scenarios of one cell through cucumber; returns whether all passed and a
 /// harness error, if any.
-async fn run_scenarios(plan: &CellPlan, cell: Arc<Cell>, sink: Sink) -> (bool, Option<String>) {
+pub(crate) async fn run_scenarios(
+    plan: &CellPlan,
+    cell: Arc<Cell>,
+    sink: Sink,
+) -> (bool, Option<String>) {
     let lines = plan.lines.clone();
     let feature_path = plan.lab.path.display().to_string();
     let hook_cell = cell.clone();
