@@ -132,3 +132,28 @@ fn bad_flag_and_missing_file_are_harness_errors() {
         .code(2)
         .stderr(predicate::str::contains("tests/labs/no-such.feature"));
 }
+
+#[test]
+fn tag_expressions_select_scenarios_and_bad_ones_are_refused() {
+    let reports = tempfile::tempdir().expect("temp dir");
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args([
+            "run",
+            "features/selftest/files.feature",
+            "--tags",
+            "not @timeout=20",
+            "--report-dir",
+        ])
+        .arg(reports.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("3 passed, 0 failed, 0 skipped"))
+        .stdout(predicate::str::contains("A search that finds nothing fails").not());
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args(["run", "features/selftest/files.feature", "--tags", "@@@"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid tag expression"));
+}
