@@ -21,6 +21,7 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
+use super::error::io_err;
 use super::{Source, Tool, ToolError};
 
 /// What the cache records beside each binary.
@@ -149,14 +150,6 @@ impl Cache {
         from: &Path,
         mut meta: Metadata,
     ) -> Result<(PathBuf, Metadata), ToolError> {
-        let io_err = |action, path: &Path| {
-            let path = path.to_path_buf();
-            move |source| ToolError::Io {
-                action,
-                path,
-                source,
-            }
-        };
         let dir = self.version_dir(meta.tool, &meta.version);
         std::fs::create_dir_all(&dir).map_err(io_err("cannot create", &dir))?;
         let file = std::fs::metadata(from).map_err(io_err("cannot read the new binary", from))?;

@@ -10,12 +10,8 @@ use super::{Need, Resolved, Source, Toolchain, Versions, download, error_chain};
 /// kube-apiserver, kubectl and etcd, building or downloading what the cache lacks.
 pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
     let tc = tc.clone().with_versions(versions);
-    let specs = match versions.resolve_all(istio) {
-        Ok(specs) => specs,
-        Err(e) => {
-            eprintln!("labcheck: {}", error_chain(&e));
-            return 2;
-        }
+    let Some(specs) = resolve_all(versions, istio) else {
+        return 2;
     };
     let mut failed = 0;
     for need in Need::all(&specs) {
@@ -62,12 +58,8 @@ pub fn list(tc: &Toolchain) -> i32 {
 /// what to do about it; and whether Go can build. Exit 2 when anything is missing.
 pub fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
     let tc = tc.clone().with_versions(versions);
-    let specs = match versions.resolve_all(istio) {
-        Ok(specs) => specs,
-        Err(e) => {
-            eprintln!("labcheck: {}", error_chain(&e));
-            return 2;
-        }
+    let Some(specs) = resolve_all(versions, istio) else {
+        return 2;
     };
     let go = tc.go_status();
     match &go {
@@ -194,6 +186,14 @@ fn utc(secs: u64) -> String {
         rem / 3_600,
         rem % 3_600 / 60
     )
+}
+
+/// The requested Istio versions (the default matrix when none), or `None` after saying why not.
+fn resolve_all(versions: &Versions, istio: &[String]) -> Option<Vec<super::IstioSpec>> {
+    versions
+        .resolve_all(istio)
+        .map_err(|e| eprintln!("labcheck: {}", error_chain(&e)))
+        .ok()
 }
 
 #[cfg(test)]

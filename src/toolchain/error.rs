@@ -139,3 +139,16 @@ pub enum DownloadError {
         arch: &'static str,
     },
 }
+
+/// Maps an I/O error on `path` to [`ToolError::Io`], saying what was being done.
+pub(crate) fn io_err(
+    action: &'static str,
+    path: &std::path::Path,
+) -> impl FnOnce(io::Error) -> ToolError {
+    let path = path.to_path_buf();
+    move |source| ToolError::Io {
+        action,
+        path,
+        source,
+    }
+}

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::AsyncWriteExt;
 
+use super::error::io_err;
 use super::versions::{GoModule, IstioSpec, Replace, pseudo_commit, staging_version};
 use super::{Tool, ToolError};
 
@@ -285,14 +286,6 @@ impl Go {
         dir: &Path,
         out: &Path,
     ) -> Result<Vec<Replace>, ToolError> {
-        let io_err = |action, path: &Path| {
-            let path = path.to_path_buf();
-            move |source| ToolError::Io {
-                action,
-                path,
-                source,
-            }
-        };
         tokio::fs::create_dir_all(dir)
             .await
             .map_err(io_err("cannot create the wrapper module", dir))?;
