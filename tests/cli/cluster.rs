@@ -166,6 +166,46 @@ async fn existing_cluster_runs_a_lab_against_a_local_cluster() {
         .expect("labcheck runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The same cluster as a learner's environment: grade the lab against it, checks only.
+    let graded = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("labcheck"))
+        .args([
+            "grade",
+            "tests/labs/cluster/existing.feature",
+            "--context",
+            "labcheck",
+        ])
+        .arg("--kubeconfig")
+        .arg(&host_kubeconfig)
+        .output()
+        .await
+        .expect("labcheck grade runs");
+    let report = String::from_utf8_lossy(&graded.stdout);
+    assert_eq!(
+        graded.status.code(),
+        Some(0),
+        "{report}{}",
+        String::from_utf8_lossy(&graded.stderr)
+    );
+    assert!(report.contains("1 of 1 steps pass"), "{report}");
+    // A lab whose step this cluster never saw fails that step.
+    let not_done = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("labcheck"))
+        .args([
+            "grade",
+            "tests/labs/cluster/slow.feature",
+            "--context",
+            "labcheck",
+        ])
+        .arg("--kubeconfig")
+        .arg(&host_kubeconfig)
+        .output()
+        .await
+        .expect("labcheck grade runs");
+    let report = String::from_utf8_lossy(&not_done.stdout);
+    assert_eq!(not_done.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("✘ Step 1") && report.contains("0 of 1 steps pass"),
+        "{report}"
+    );
     let ns: kube::Api<k8s_openapi::api::core::v1::Namespace> =
         kube::Api::all(cluster.client.clone());
     let created = ns
