@@ -301,7 +301,7 @@ async fn run_cell(
     let (cell, mut cluster) = match prepare(env, &plan, &dir, keep, &sink).await {
         Ok(prepared) => prepared,
         Err(error) => {
-            not_run(&plan, &sink, &error);
+            not_run(&plan, &sink, &plan.lines, &error);
             sink(Event::CellFinished {
                 cell: id.clone(),
                 passed: false,
@@ -457,26 +457,15 @@ pub(crate) async fn run_scenarios(
         })
         .await;
     let mut passed = writer.error.is_none();
+    let mut missing = Vec::new();
     for line in &plan.lines {
         match writer.finished.iter().find(|(l, _)| l == line) {
             Some((_, outcome)) => passed &= outcome.is_pass(),
-            None => {
-                passed = false;
-                let step = plan.lab.steps.iter().find(|s| s.line == *line).cloned();
-                if let Some(step) = step {
-                    sink(Event::StepFinished {
-                        cell: plan.id.clone(),
-                        step,
-                        outcome: Outcome::NotRun {
-                            reason: "an earlier step failed".to_owned(),
-                        },
-                        duration: Duration::ZERO,
-                        transcripts: Vec::new(),
-                    });
-                }
-            }
+            None => missing.push(*line),
         }
     }
+    passed &= missing.is_empty();
+    not_run(plan, &sink, &missing, "an earlier step failed");
     (passed, writer.error.clone())
 }
 
@@ -497,8 +486,9 @@ fn scenario_context(feature: &str, scenario: &gherkin::Scenario) -> ScenarioCont
     }
 }
 
-fn not_run(plan: &CellPlan, sink: &Sink, reason: &str) {
-    for line in &plan.lines {
+/// Reports the scenarios at `lines` of a cell as not run.
+fn not_run(plan: &CellPlan, sink: &Sink, lines: &[usize], reason: &str) {
+    for line in lines {
         if let Some(step) = plan.lab.steps.iter().find(|s| s.line == *line) {
             sink(Event::StepFinished {
                 cell: plan.id.clone(),

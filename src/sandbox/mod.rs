@@ -286,14 +286,6 @@ impl Sandbox {
             .map(|h| h.pid)
     }
 
-    /// Sets an environment variable every later command of the cell sees.
-    pub fn set_env(&self, key: &str, value: impl Into<OsString>) {
-        self.env
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key.to_owned(), value.into());
-    }
-
     /// The environment learner commands see.
     pub fn env(&self) -> BTreeMap<String, OsString> {
         self.env.lock().unwrap_or_else(|e| e.into_inner()).clone()

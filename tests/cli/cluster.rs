@@ -111,6 +111,16 @@ fn existing_cluster_is_refused_without_the_flag() {
     );
 }
 
+/// `labcheck grade LAB` against the cluster of `kubeconfig` (context `labcheck`).
+async fn grade(lab: &str, kubeconfig: &Path) -> std::process::Output {
+    tokio::process::Command::new(assert_cmd::cargo::cargo_bin("labcheck"))
+        .args(["grade", lab, "--context", "labcheck", "--kubeconfig"])
+        .arg(kubeconfig)
+        .output()
+        .await
+        .expect("labcheck grade runs")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn existing_cluster_runs_a_lab_against_a_local_cluster() {
     use labcheck::cluster::{Backend, CellEnv, Local, LocalTools};
@@ -167,18 +177,7 @@ async fn existing_cluster_runs_a_lab_against_a_local_cluster() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     // The same cluster as a learner's environment: grade the lab against it, checks only.
-    let graded = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("labcheck"))
-        .args([
-            "grade",
-            "tests/labs/cluster/existing.feature",
-            "--context",
-            "labcheck",
-        ])
-        .arg("--kubeconfig")
-        .arg(&host_kubeconfig)
-        .output()
-        .await
-        .expect("labcheck grade runs");
+    let graded = grade("tests/labs/cluster/existing.feature", &host_kubeconfig).await;
     let report = String::from_utf8_lossy(&graded.stdout);
     assert_eq!(
         graded.status.code(),
@@ -188,18 +187,7 @@ async fn existing_cluster_runs_a_lab_against_a_local_cluster() {
     );
     assert!(report.contains("1 of 1 steps pass"), "{report}");
     // A lab whose step this cluster never saw fails that step.
-    let not_done = tokio::process::Command::new(assert_cmd::cargo::cargo_bin("labcheck"))
-        .args([
-            "grade",
-            "tests/labs/cluster/slow.feature",
-            "--context",
-            "labcheck",
-        ])
-        .arg("--kubeconfig")
-        .arg(&host_kubeconfig)
-        .output()
-        .await
-        .expect("labcheck grade runs");
+    let not_done = grade("tests/labs/cluster/slow.feature", &host_kubeconfig).await;
     let report = String::from_utf8_lossy(&not_done.stdout);
     assert_eq!(not_done.status.code(), Some(1), "{report}");
     assert!(
