@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::checks::CheckError;
 use crate::model::{CellId, Lab, Transcript};
 use crate::sandbox::Sandbox;
 
@@ -27,6 +28,17 @@ pub struct Cell {
     pub kube: Option<kube::Client>,
     transcripts: Mutex<Vec<Transcript>>,
     prepared: Mutex<HashSet<String>>,
+    /// The first check of the current step that could not be evaluated.
+    error: Mutex<Option<CheckError>>,
+    /// The current step's checks: how many were evaluated, and why others were not.
+    tally: Mutex<Tally>,
+}
+
+/// What grading made of the current step's checks.
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
+    pub graded: usize,
+    pub not_graded: Vec<String>,
 }
 
 impl std::fmt::Debug for Cell {
@@ -49,7 +61,41 @@ impl Cell {
             kube: None,
             transcripts: Mutex::new(Vec::new()),
             prepared: Mutex::new(HashSet::new()),
+            error: Mutex::new(None),
+            tally: Mutex::new(Tally::default()),
         }
+    }
+
+    /// Records that a check of the current step could not be evaluated (a harness error).
+    pub fn check_error(&self, e: CheckError) {
+        self.error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(e);
+    }
+
+    /// The check error of the step that just ended, if any.
+    pub fn take_check_error(&self) -> Option<CheckError> {
+        self.error.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// Counts a check evaluated in the current step.
+    pub fn graded(&self) {
+        self.tally.lock().unwrap_or_else(|e| e.into_inner()).graded += 1;
+    }
+
+    /// Records a check of the current step that grading could not evaluate, and why.
+    pub fn not_graded(&self, why: &str) {
+        self.tally
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .not_graded
+            .push(why.to_owned());
+    }
+
+    /// What the step that just ended made of its checks.
+    pub fn take_tally(&self) -> Tally {
+        std::mem::take(&mut *self.tally.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Keeps a transcript for the report of the current step.
@@ -76,15 +122,20 @@ impl Cell {
     /// Resolves a fixture path named in a lab: relative to the nearest ancestor of the feature
     /// file that holds it.
     pub fn fixture_source(&self, rel: &Path) -> Option<PathBuf> {
-        if rel.is_absolute() {
-            return rel.exists().then(|| rel.to_owned());
-        }
-        let feature =
-            std::fs::canonicalize(&self.lab.path).unwrap_or_else(|_| self.lab.path.clone());
-        feature
-            .ancestors()
-            .skip(1)
-            .map(|a| a.join(rel))
-            .find(|p| p.exists())
+        fixture_source(self.lab.origin(), rel)
     }
+}
+
+/// Resolves a fixture path named in the lab at `feature`: relative to the nearest ancestor of
+/// the feature file that holds it (the repository, wherever it was cloned).
+pub fn fixture_source(feature: &Path, rel: &Path) -> Option<PathBuf> {
+    if rel.is_absolute() {
+        return rel.exists().then(|| rel.to_owned());
+    }
+    let feature = std::fs::canonicalize(feature).unwrap_or_else(|_| feature.to_owned());
+    feature
+        .ancestors()
+        .skip(1)
+        .map(|a| a.join(rel))
+        .find(|p| p.exists())
 }

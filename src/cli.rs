@@ -215,9 +215,8 @@ where
 
 fn lint(paths: &[PathBuf]) -> i32 {
     let mut opts = RunOptions::new(paths.to_vec());
-    if let Ok((_, versions)) = tool_setup() {
-        opts.istio = versions.default_labels().to_vec();
-    }
+    // Lint needs no toolchain: one placeholder point of the matrix stands for all.
+    opts.istio = vec!["-".to_owned()];
     match runner::plan(&opts) {
         Ok(cells) => {
             let mut labs: Vec<&std::path::Path> =
@@ -237,7 +236,11 @@ fn report_plan_error(e: &PlanError) -> i32 {
             eprintln!("labcheck: {} problem(s)", problems.len());
             1
         }
-        PlanError::Read(_) | PlanError::Tags { .. } | PlanError::Empty(_) => 2,
+        PlanError::Read(_)
+        | PlanError::Tags { .. }
+        | PlanError::Empty(_)
+        | PlanError::Nothing(_)
+        | PlanError::NoIstio { .. } => 2,
     }
 }
 
@@ -249,13 +252,24 @@ pub async fn run(args: RunArgs) -> i32 {
     opts.tags = args.tags.clone();
     opts.step = args.step;
     opts.report_dir = args.report_dir.clone();
-    let setup = tool_setup();
-    if let Ok((_, versions)) = &setup {
-        opts.istio = if args.istio.is_empty() {
-            versions.default_labels().to_vec()
-        } else {
-            args.istio.clone()
-        };
+    let setup = tool_setup_for(&args.paths);
+    match &setup {
+        Ok((_, versions)) => {
+            let mut labels = if args.istio.is_empty() {
+                versions.default_labels().to_vec()
+            } else {
+                args.istio.clone()
+            };
+            // `--istio 1.31,1.31` is one point of the matrix.
+            let mut seen = std::collections::HashSet::new();
+            labels.retain(|l| seen.insert(l.clone()));
+            opts.istio = labels;
+        }
+        Err(e) if !args.istio.is_empty() => {
+            eprintln!("labcheck: --istio {}: {e}", args.istio.join(","));
+            return 2;
+        }
+        Err(e) => opts.istio_unavailable = Some(e.clone()),
     }
     let cells = match runner::plan(&opts) {
         Ok(c) => c,
@@ -311,7 +325,13 @@ pub async fn run(args: RunArgs) -> i32 {
 
 /// The toolchain and the versions file (`istio-versions.toml` in the working directory).
 fn tool_setup() -> Result<(Toolchain, toolchain::Versions), String> {
-    let versions = toolchain::load_versions(std::path::Path::new("."))
+    tool_setup_for(&[])
+}
+
+/// The toolchain and the versions file that applies to the labs at `paths` (the nearest
+/// `istio-versions.toml` walking up from them, else the working directory's).
+fn tool_setup_for(paths: &[PathBuf]) -> Result<(Toolchain, toolchain::Versions), String> {
+    let versions = toolchain::load_versions(&toolchain::versions_dir(paths))
         .map_err(|e| toolchain::error_chain(&e))?;
     let tc = Toolchain::new(Toolchain::default_cache_dir()).with_versions(&versions);
     Ok((tc, versions))

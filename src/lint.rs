@@ -262,6 +262,26 @@ fn all_steps(feature: &gherkin::Feature) -> Vec<&gherkin::Step> {
     steps
 }
 
+/// Runs a defined step in lint mode: its arguments parse, its paths are absolute and normal, its
+/// regular expressions and jq queries compile, its fixture exists. Returns what is wrong.
+fn dry_run(path: &Path, step: &gherkin::Step) -> Option<String> {
+    use futures::FutureExt;
+    use std::panic::AssertUnwindSafe;
+    let Ok(Some((step_fn, _, _, ctx))) = collection().find(step) else {
+        return None;
+    };
+    let mut world = crate::steps::LabWorld::for_lint(&path.display().to_string());
+    // A failing step reports through a panic, as cucumber expects; keep those quiet here.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let outcome =
+        futures::executor::block_on(AssertUnwindSafe(step_fn(&mut world, ctx)).catch_unwind());
+    std::panic::set_hook(hook);
+    outcome
+        .err()
+        .map(|panic| crate::steps::world::panic_message(&*panic))
+}
+
 fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut check = |step: &gherkin::Step, value: &str, line: usize, col: usize| {
@@ -270,7 +290,17 @@ fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Probl
             ..step.clone()
         };
         match collection().find(&probe) {
-            Ok(Some(_)) => {}
+            Ok(Some(_)) => {
+                if let Some(message) = dry_run(path, &probe) {
+                    problems.push(Problem {
+                        path: path.to_owned(),
+                        line,
+                        col,
+                        message: format!("{} {value}: {message}", step.keyword.trim()),
+                        hint: None,
+                    });
+                }
+            }
             Ok(None) => problems.push(Problem {
                 path: path.to_owned(),
                 line,
@@ -303,6 +333,7 @@ fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Probl
             }
         }
     }
+    problems.extend(structure(path, feature));
     let mut seen_step = false;
     for sc in feature
         .scenarios
@@ -332,6 +363,101 @@ fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Probl
                 message: format!("timeout tag needs whole seconds, found {v:?}"),
                 hint: Some("e.g. @timeout=30".to_owned()),
             });
+        }
+    }
+    problems
+}
+
+/// Problems of shape: a lab that grades nothing, a step that checks nothing, outlines, and
+/// mistakes naming checks the main lab does not make by then.
+fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem> {
+    let problem = |line: usize, col: usize, message: String, hint: &str| Problem {
+        path: path.to_owned(),
+        line,
+        col,
+        message,
+        hint: (!hint.is_empty()).then(|| hint.to_owned()),
+    };
+    let mut problems = Vec::new();
+    let mut scenarios: Vec<&gherkin::Scenario> = feature
+        .scenarios
+        .iter()
+        .chain(feature.rules.iter().flat_map(|r| &r.scenarios))
+        .collect();
+    scenarios.sort_by_key(|s| s.position.line);
+    if scenarios.is_empty() {
+        problems.push(problem(
+            feature.position.line,
+            feature.position.col,
+            "the Feature has no Scenario: the lab grades nothing".to_owned(),
+            "each lab step is a Scenario",
+        ));
+    }
+    // The checks the main lab has made up to each step, by their text.
+    let mut made: Vec<String> = Vec::new();
+    for sc in scenarios {
+        let mistake = tags::has(&sc.tags, tags::MISTAKE);
+        let at = (sc.position.line, sc.position.col);
+        if !sc.examples.is_empty() {
+            problems.push(problem(
+                at.0,
+                at.1,
+                "Scenario Outlines are not supported: a lab step runs once, in order".to_owned(),
+                "write one Scenario per step",
+            ));
+        }
+        if sc.steps.is_empty() {
+            problems.push(problem(
+                at.0,
+                at.1,
+                format!("the Scenario {:?} has no steps", sc.name),
+                "",
+            ));
+            continue;
+        }
+        let checks: Vec<&gherkin::Step> =
+            sc.steps.iter().filter(|s| s.ty == StepType::Then).collect();
+        if checks.is_empty() {
+            problems.push(problem(
+                at.0,
+                at.1,
+                format!("the Scenario {:?} grades nothing: it has no check", sc.name),
+                "add Then steps that grade what the step makes",
+            ));
+        }
+        if !mistake {
+            made.extend(checks.iter().map(|s| s.value.trim().to_owned()));
+            continue;
+        }
+        let rejection = sc
+            .steps
+            .iter()
+            .find(|s| [REJECTION.0, REJECTION.1].contains(&s.value.as_str()));
+        let Some(rejection) = rejection else {
+            problems.push(problem(
+                at.0,
+                at.1,
+                format!("the mistake {:?} names no check that rejects it", sc.name),
+                &format!("add \"{}\" with the checks, one a line", REJECTION.0),
+            ));
+            continue;
+        };
+        for (i, line) in rejection
+            .docstring
+            .iter()
+            .flat_map(|d| d.lines())
+            .enumerate()
+        {
+            let l = line.trim();
+            if l.is_empty() || l.starts_with('#') || made.iter().any(|m| m == l) {
+                continue;
+            }
+            problems.push(problem(
+                rejection.position.line + 2 + i,
+                rejection.position.col + 2,
+                format!("the mistake names a check the lab does not make by this step: {l}"),
+                "name checks of the step the mistake gets wrong (or of an earlier step), word for word",
+            ));
         }
     }
     problems
@@ -392,6 +518,7 @@ fn to_lab(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Lab {
         name: feature.name.clone(),
         lang,
         steps,
+        source: None,
     }
 }
 

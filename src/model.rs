@@ -51,9 +51,17 @@ pub struct Lab {
     pub name: String,
     pub lang: Lang,
     pub steps: Vec<LabStep>,
+    /// Where the lab came from when `path` is a derived copy (a mutant): fixtures resolve from
+    /// there, and reports point there.
+    pub source: Option<PathBuf>,
 }
 
 impl Lab {
+    /// The feature file the lab was written in.
+    pub fn origin(&self) -> &std::path::Path {
+        self.source.as_deref().unwrap_or(&self.path)
+    }
+
     /// The short name used in cell ids and directories: the file stem.
     pub fn slug(&self) -> String {
         self.path
@@ -152,6 +160,17 @@ pub enum Outcome {
         line: usize,
         message: String,
     },
+    /// A check could not be evaluated (a harness error, never a verdict): `line` is the
+    /// feature line of the Gherkin step that made it.
+    Error {
+        line: usize,
+        message: String,
+    },
+    /// Grading only: none of the step's checks could be evaluated without the learner's
+    /// commands, so the step is not a pass.
+    NotGraded {
+        reason: String,
+    },
     /// Not run because an earlier step of the lab failed, or the run was interrupted.
     NotRun {
         reason: String,
@@ -161,6 +180,16 @@ pub enum Outcome {
 impl Outcome {
     pub fn is_pass(&self) -> bool {
         matches!(self, Outcome::Passed)
+    }
+
+    /// The feature line and message of a failed step or a check error.
+    pub fn failure(&self) -> Option<(usize, &str)> {
+        match self {
+            Outcome::Failed { line, message } | Outcome::Error { line, message } => {
+                Some((*line, message))
+            }
+            _ => None,
+        }
     }
 }
 

@@ -17,6 +17,10 @@ fn path(p: &str) -> PathBuf {
     PathBuf::from(unescape(p))
 }
 
+fn lab_path(p: &std::path::Path, lang: Lang) -> Result<(), String> {
+    crate::checks::lab_path(p).map_err(|e| e.render(lang))
+}
+
 fn regex(re: &str, lang: Lang) -> Result<Regex, String> {
     // Line anchors: `^` and `$` match at every line, as with grep.
     Regex::new(&format!("(?m){}", unescape(re))).map_err(|e| {
@@ -29,8 +33,11 @@ fn regex(re: &str, lang: Lang) -> Result<Regex, String> {
 
 /// Given the lab directory P: it exists (empty) in the sandbox, and commands start there.
 pub fn lab_directory(w: &mut LabWorld, lang: Lang, dir: &str) -> Result<(), String> {
-    let cell = w.cell()?;
     let dir = path(dir);
+    if w.linting {
+        return lab_path(&dir, lang);
+    }
+    let cell = w.cell()?;
     cell.sandbox.contains(&dir).map_err(|e| e.to_string())?;
     if cell.first_time(&format!("dir:{}", dir.display())) {
         let d = dir.clone();
@@ -52,8 +59,22 @@ pub fn lab_directory(w: &mut LabWorld, lang: Lang, dir: &str) -> Result<(), Stri
 
 /// Given the fixture SRC placed at DST: a copy of the repository's SRC appears at DST.
 pub fn fixture(w: &mut LabWorld, lang: Lang, src: &str, dst: &str) -> Result<(), String> {
-    let cell = w.cell()?;
     let (src, dst) = (path(src), path(dst));
+    if w.linting {
+        lab_path(&dst, lang)?;
+        let feature = std::path::Path::new(&w.scenario.feature);
+        return match crate::cell::fixture_source(feature, &src) {
+            Some(_) => Ok(()),
+            None => Err(format!(
+                "{} {} ({} {})",
+                lang.pick("fixture not found:", "フィクスチャが見つからない:"),
+                src.display(),
+                lang.pick("searched from", "探した場所:"),
+                feature.display()
+            )),
+        };
+    }
+    let cell = w.cell()?;
     cell.sandbox.contains(&dst).map_err(|e| e.to_string())?;
     if !cell.first_time(&format!("fixture:{}", dst.display())) {
         return Ok(());
@@ -67,9 +88,17 @@ pub fn fixture(w: &mut LabWorld, lang: Lang, src: &str, dst: &str) -> Result<(),
             cell.lab.path.display()
         )
     })?;
+    // Read on the host side: the repository may lie where the cell sees something else (/tmp).
+    let entries = sandbox::tree::read(&from).map_err(|e| {
+        format!(
+            "{} {}: {e}",
+            lang.pick("cannot read fixture", "フィクスチャを読めない:"),
+            from.display()
+        )
+    })?;
     let to = dst.clone();
     cell.sandbox
-        .inside(move || copy_tree(&from, &to))
+        .inside(move || sandbox::tree::write(&entries, &to))
         .map_err(|e| {
             format!(
                 "{} {}: {e}",
@@ -77,22 +106,6 @@ pub fn fixture(w: &mut LabWorld, lang: Lang, src: &str, dst: &str) -> Result<(),
                 dst.display()
             )
         })
-}
-
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
-    if from.is_dir() {
-        std::fs::create_dir_all(to)?;
-        for entry in std::fs::read_dir(from)? {
-            let entry = entry?;
-            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
-        }
-        Ok(())
-    } else {
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::copy(from, to).map(|_| ())
-    }
 }
 
 /// When the learner runs the docstring: discrimination first, then the commands, for real.
@@ -105,6 +118,9 @@ pub async fn learner_runs(w: &mut LabWorld, lang: Lang, step: &Step) -> Result<(
                 "コマンド(ドキュメント文字列)がない",
             )
             .to_owned());
+    }
+    if w.linting {
+        return Ok(());
     }
     let cell = w.cell()?;
     if cell.grading {
@@ -147,6 +163,10 @@ pub async fn checks_reject(w: &mut LabWorld, lang: Lang, step: &Step) -> Result<
             .pick("no checks listed", "チェックが列挙されていない")
             .to_owned());
     }
+    if w.linting {
+        // Each listed check is linted as a step of its own.
+        return Ok(());
+    }
     let mut accepted = Vec::new();
     for text in listed {
         let check_step = Step {
@@ -160,6 +180,8 @@ pub async fn checks_reject(w: &mut LabWorld, lang: Lang, step: &Step) -> Result<
         };
         // Command checks in a mistake look at the mistake's own commands.
         let probe = w.probe(&check_step, w.last.clone()).await?;
+        // A check that could not be evaluated rejects nothing: it is a harness error.
+        w.raise_errors(lang, &probe)?;
         if probe.iter().all(|p| p.result.is_ok()) {
             accepted.push(text);
         }

@@ -1,6 +1,7 @@
 //! [`LabWorld`]: the state of one scenario — its cell, its last learner command, the checks it
-//! declares (for discrimination) — and the probe mode in which checks are evaluated without
-//! failing the step.
+//! declares (for discrimination) — and the two modes in which a step runs without failing it:
+//! probe mode (checks are evaluated and their results recorded) and lint mode (no cell: checks
+//! and paths are only validated, so lint finds what would otherwise fail at run time).
 
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
@@ -10,7 +11,7 @@ use cucumber::gherkin;
 use futures::FutureExt;
 
 use crate::cell::{Cell, DEFAULT_TIMEOUT};
-use crate::checks::{Check, Env, Failure};
+use crate::checks::{Check, CheckError, Env, Fault};
 use crate::cluster::checks::ClusterCheck;
 use crate::model::{Lang, Transcript};
 
@@ -28,7 +29,7 @@ pub struct ScenarioContext {
 #[derive(Clone, Debug)]
 pub struct Probed {
     pub about_command: bool,
-    pub result: Result<(), Failure>,
+    pub result: Result<(), Fault>,
 }
 
 #[derive(Debug, Default, cucumber::World)]
@@ -38,6 +39,8 @@ pub struct LabWorld {
     pub last: Option<Transcript>,
     probe: Option<Vec<Probed>>,
     probed: bool,
+    /// Lint mode: no cell; handlers validate their arguments and checks instead of acting.
+    pub linting: bool,
 }
 
 /// The step definitions, built once.
@@ -60,54 +63,76 @@ impl LabWorld {
     }
 
     /// Evaluates a check: fails the step with the learner-readable message, or in probe mode
-    /// records the result and lets the step pass.
+    /// records the result and lets the step pass. In lint mode it only validates the check.
     pub fn check(&mut self, lang: Lang, check: Check) -> Result<(), String> {
+        if self.linting {
+            return check.validate().map_err(|e| e.render(lang));
+        }
         let cell = self.cell()?;
         if cell.grading && check.is_about_command() {
             // Grading runs no learner command: there is no result to look at.
+            cell.not_graded(lang.pick(
+                "a check on the learner's command (no command runs when grading)",
+                "学習者のコマンドについてのチェック(採点ではコマンドを実行しない)",
+            ));
             return Ok(());
         }
+        cell.graded();
         let read = |p: &std::path::Path| cell.sandbox.read(p);
         let env = Env {
             read: &read,
             last: self.last.as_ref(),
         };
         let result = check.evaluate(&env, lang);
-        if let Some(probe) = &mut self.probe {
-            probe.push(Probed {
-                about_command: check.is_about_command(),
-                result,
-            });
-            return Ok(());
-        }
-        result.map_err(|f| f.render(lang))
+        self.conclude(lang, &cell, check.is_about_command(), result)
     }
 
     /// Evaluates a cluster check, like [`LabWorld::check`].
     pub async fn check_cluster(&mut self, lang: Lang, check: ClusterCheck) -> Result<(), String> {
+        if self.linting {
+            return check.validate().map_err(|e| e.render(lang));
+        }
         let cell = self.cell()?;
-        let Some(client) = cell.kube.clone() else {
-            return Err(lang
-                .pick(
-                    "this lab has no cluster: tag its Feature @istio or @kubernetes",
-                    "このラボにはクラスターがない: 機能に @istio か @kubernetes のタグを付ける",
-                )
-                .to_owned());
+        cell.graded();
+        let result = match cell.kube.clone() {
+            None => Err(Fault::Error(CheckError::NoCluster)),
+            Some(client) => {
+                let read = |p: &std::path::Path| cell.sandbox.read(p);
+                let env = Env {
+                    read: &read,
+                    last: self.last.as_ref(),
+                };
+                check.evaluate(&client, &env, lang).await
+            }
         };
-        let read = |p: &std::path::Path| cell.sandbox.read(p);
-        let env = Env {
-            read: &read,
-            last: self.last.as_ref(),
-        };
-        let result = check.evaluate(&client, &env, lang).await;
+        self.conclude(lang, &cell, false, result)
+    }
+
+    /// What a check's result does: in probe mode it is recorded; otherwise a failure fails the
+    /// step, and an error fails it as a harness error (kept on the cell for the report).
+    pub fn conclude(
+        &mut self,
+        lang: Lang,
+        cell: &Cell,
+        about_command: bool,
+        result: Result<(), Fault>,
+    ) -> Result<(), String> {
         if let Some(probe) = &mut self.probe {
             probe.push(Probed {
-                about_command: false,
+                about_command,
                 result,
             });
             return Ok(());
         }
-        result.map_err(|f| f.render(lang))
+        match result {
+            Ok(()) => Ok(()),
+            Err(Fault::Failed(f)) => Err(f.render(lang)),
+            Err(Fault::Error(e)) => {
+                let message = e.render(lang);
+                cell.check_error(e);
+                Err(message)
+            }
+        }
     }
 
     /// Evaluates `step` (a `Then` step) in probe mode on the cell as it is now. Returns what the
@@ -127,6 +152,7 @@ impl LabWorld {
             last,
             probe: Some(Vec::new()),
             probed: true,
+            linting: false,
         };
         let outcome = AssertUnwindSafe(step_fn(&mut world, ctx))
             .catch_unwind()
@@ -152,6 +178,7 @@ impl LabWorld {
         let mut any_environment_check = false;
         for step in self.scenario.checks.clone() {
             let probed = self.probe(&step, None).await?;
+            self.raise_errors(lang, &probed)?;
             let env: Vec<&Probed> = probed.iter().filter(|p| !p.about_command).collect();
             if env.is_empty() {
                 continue;
@@ -177,6 +204,34 @@ impl LabWorld {
             ),
             passing.join("\n  ")
         ))
+    }
+}
+
+impl LabWorld {
+    /// A world for lint mode: no cell, handlers only validate.
+    pub fn for_lint(feature: &str) -> LabWorld {
+        LabWorld {
+            scenario: ScenarioContext {
+                feature: feature.to_owned(),
+                ..ScenarioContext::default()
+            },
+            linting: true,
+            ..LabWorld::default()
+        }
+    }
+
+    /// Fails as a harness error when a probed check could not be evaluated.
+    pub fn raise_errors(&self, lang: Lang, probed: &[Probed]) -> Result<(), String> {
+        for p in probed {
+            if let Err(Fault::Error(e)) = &p.result {
+                let message = e.render(lang);
+                if let Some(cell) = &self.cell {
+                    cell.check_error(e.clone());
+                }
+                return Err(message);
+            }
+        }
+        Ok(())
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Check, Env, Failure, read_text};
+use super::{Check, CheckError, Env, Failure, Fault, read_text};
 use crate::model::Lang;
 
 /// The JSON type a query result should have.
@@ -157,8 +157,43 @@ impl Document {
     }
 }
 
-/// Runs a jq query on each document and concatenates the results.
-pub fn query(docs: &[Value], code: &str) -> Result<Vec<Value>, String> {
+/// How long a query may run on one file or list.
+pub const QUERY_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How many results a query may give.
+pub const QUERY_MAX_RESULTS: usize = 100_000;
+
+/// Checks that a jq query compiles (lint).
+pub fn compile(code: &str) -> Result<(), CheckError> {
+    query_unbounded(&[], code).map(|_| ())
+}
+
+/// Runs a jq query on each document and concatenates the results, within
+/// [`QUERY_TIME_LIMIT`] and [`QUERY_MAX_RESULTS`].
+pub fn query(docs: &[Value], code: &str) -> Result<Vec<Value>, CheckError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (docs, owned) = (docs.to_vec(), code.to_owned());
+    // A query that never ends keeps its thread; the check is reported as an error meanwhile.
+    let spawned = std::thread::Builder::new()
+        .name("jq".to_owned())
+        .stack_size(64 << 20)
+        .spawn(move || {
+            let _ = tx.send(query_unbounded(&docs, &owned));
+        });
+    if let Err(e) = spawned {
+        return Err(CheckError::JqFailed {
+            query: code.to_owned(),
+            message: format!("cannot start the query thread: {e}"),
+        });
+    }
+    rx.recv_timeout(QUERY_TIME_LIMIT).unwrap_or_else(|_| {
+        Err(CheckError::JqTimeout {
+            query: code.to_owned(),
+            limit: QUERY_TIME_LIMIT,
+        })
+    })
+}
+
+fn query_unbounded(docs: &[Value], code: &str) -> Result<Vec<Value>, CheckError> {
     use jaq_core::load::{Arena, File, Loader};
     use jaq_core::{Compiler, Ctx, Vars, data, unwrap_valr};
     use jaq_json::Val;
@@ -173,22 +208,35 @@ pub fn query(docs: &[Value], code: &str) -> Result<Vec<Value>, String> {
     let arena = Arena::default();
     let modules = loader
         .load(&arena, File { code, path: () })
-        .map_err(|errs| format!("invalid jq query {code:?}: {}", describe_load_errors(&errs)))?;
+        .map_err(|errs| CheckError::JqInvalid {
+            query: code.to_owned(),
+            message: describe_load_errors(code, &errs),
+        })?;
     let filter = Compiler::default()
         .with_funs(funs)
         .compile(modules)
-        .map_err(|errs| {
-            format!(
-                "invalid jq query {code:?}: {} undefined name(s)",
-                errs.len()
-            )
+        .map_err(|errs| CheckError::JqInvalid {
+            query: code.to_owned(),
+            message: format!("{} undefined name(s)", errs.len()),
         })?;
     let mut out = Vec::new();
     for doc in docs {
-        let input = Val::deserialize(doc).map_err(|e| e.to_string())?;
+        let input = Val::deserialize(doc).map_err(|e| CheckError::JqFailed {
+            query: code.to_owned(),
+            message: e.to_string(),
+        })?;
         let ctx = Ctx::<data::JustLut<Val>>::new(&filter.lut, Vars::new([]));
         for v in filter.id.run((ctx, input)).map(unwrap_valr) {
-            let v = v.map_err(|e| format!("jq query {code:?} failed: {e}"))?;
+            let v = v.map_err(|e| CheckError::JqFailed {
+                query: code.to_owned(),
+                message: e.to_string(),
+            })?;
+            if out.len() >= QUERY_MAX_RESULTS {
+                return Err(CheckError::JqTooMany {
+                    query: code.to_owned(),
+                    max: QUERY_MAX_RESULTS,
+                });
+            }
             let json = serde_json::from_str(&v.to_string()).unwrap_or(Value::String(v.to_string()));
             out.push(json);
         }
@@ -196,14 +244,38 @@ pub fn query(docs: &[Value], code: &str) -> Result<Vec<Value>, String> {
     Ok(out)
 }
 
-fn describe_load_errors<E: std::fmt::Debug>(errs: &E) -> String {
-    let s = format!("{errs:?}");
-    s.chars().take(200).collect()
+/// Where a query does not parse, and what was expected there.
+fn describe_load_errors<P>(
+    code: &str,
+    errs: &[(jaq_core::load::File<&str, P>, jaq_core::load::Error<&str>)],
+) -> String {
+    use jaq_core::load::Error;
+    let at = |rest: &str| code.len().saturating_sub(rest.len()) + 1;
+    let mut out = Vec::new();
+    for (_, e) in errs {
+        match e {
+            Error::Io(v) => out.extend(v.iter().map(|(_, m)| m.clone())),
+            Error::Lex(v) => out
+                .extend(v.iter().map(|(exp, rest)| {
+                    format!("expected {} at column {}", exp.as_str(), at(rest))
+                })),
+            Error::Parse(v) => out
+                .extend(v.iter().map(|(exp, rest)| {
+                    format!("expected {} at column {}", exp.as_str(), at(rest))
+                })),
+        }
+    }
+    out.join("; ")
 }
 
-fn load(env: &Env<'_>, path: &Path, lang: Lang) -> Result<Vec<Value>, Failure> {
+fn load(env: &Env<'_>, path: &Path, lang: Lang) -> Result<Vec<Value>, Fault> {
     let text = read_text(env, path, lang)?;
-    Document::parse(path, &text).map_err(|e| {
+    parse_text(path, &text, lang)
+}
+
+/// Parses a document the learner (or a grader's command) produced; malformed text is a failure.
+pub(crate) fn parse_text(path: &Path, text: &str, lang: Lang) -> Result<Vec<Value>, Fault> {
+    Document::parse(path, text).map_err(|e| {
         Failure::new(
             format!(
                 "{} {}",
@@ -212,18 +284,13 @@ fn load(env: &Env<'_>, path: &Path, lang: Lang) -> Result<Vec<Value>, Failure> {
             ),
             e,
         )
+        .into()
     })
 }
 
-pub(crate) fn run(
-    env: &Env<'_>,
-    path: &Path,
-    code: &str,
-    lang: Lang,
-) -> Result<Vec<Value>, Failure> {
+pub(crate) fn run(env: &Env<'_>, path: &Path, code: &str, lang: Lang) -> Result<Vec<Value>, Fault> {
     let docs = load(env, path, lang)?;
-    query(&docs, code)
-        .map_err(|e| Failure::new(lang.pick("a query that runs", "実行できるクエリ"), e))
+    Ok(query(&docs, code)?)
 }
 
 /// One result, or a failure saying how many there were.
@@ -270,13 +337,13 @@ pub(crate) fn show(v: &Value) -> String {
     }
 }
 
-pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), Failure> {
+pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), Fault> {
     match check {
         Check::Query {
             file,
             query,
             expect: e,
-        } => expect(run(env, file, query, lang)?, e, file, query, lang),
+        } => Ok(expect(run(env, file, query, lang)?, e, file, query, lang)?),
         Check::QueryType { file, query, ty } => {
             let got = single(run(env, file, query, lang)?, file, query, lang)?;
             let found = JsonType::of(&got);
@@ -286,7 +353,8 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
                 Err(Failure::new(
                     format!("{query}: {}", ty.name(lang)),
                     format!("{} ({})", found.name(lang), show(&got)),
-                ))
+                )
+                .into())
             }
         }
         Check::QueryEqualsQuery {
@@ -302,13 +370,13 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
                 other_query,
                 lang,
             )?;
-            same(&left, &right, || {
+            Ok(same(&left, &right, || {
                 format!(
                     "{} {query} = {} {other_query}",
                     file.display(),
                     other.display()
                 )
-            })
+            })?)
         }
         _ => Ok(()),
     }

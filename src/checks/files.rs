@@ -1,22 +1,22 @@
 //! File checks: existence, emptiness, contents, regular expressions and line counts.
 
-use super::{Check, Env, Failure, excerpt, read_text};
+use super::{Check, Env, Failure, Fault, excerpt, read_text};
 use crate::model::Lang;
 
-pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), Failure> {
+pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), Fault> {
     match check {
         Check::FileExists(path) => read_text(env, path, lang).map(|_| ()),
         Check::FileNonEmpty(path) => {
             let text = read_text(env, path, lang)?;
             if text.trim().is_empty() {
-                Err(Failure::new(
+                Err(Fault::Failed(Failure::new(
                     format!(
                         "{} {}",
                         path.display(),
                         lang.pick("not empty", "が空でないこと")
                     ),
                     lang.pick("the file is empty", "ファイルが空"),
-                ))
+                )))
             } else {
                 Ok(())
             }
@@ -26,13 +26,13 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
             if text.contains(needle.as_str()) {
                 Ok(())
             } else {
-                Err(Failure::new(
+                Err(Fault::Failed(Failure::new(
                     format!(
                         "{} {needle:?}",
                         lang.pick("a line containing", "次を含むこと:")
                     ),
                     excerpt(&text),
-                ))
+                )))
             }
         }
         Check::FileLacks(path, needle) => {
@@ -43,13 +43,13 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
                 .find(|(_, l)| l.contains(needle.as_str()))
             {
                 None => Ok(()),
-                Some((i, l)) => Err(Failure::new(
+                Some((i, l)) => Err(Fault::Failed(Failure::new(
                     format!(
                         "{} {needle:?}",
                         lang.pick("no occurrence of", "次を含まないこと:")
                     ),
                     format!("{}:{}: {}", path.display(), i + 1, l.trim()),
-                )),
+                ))),
             }
         }
         Check::FileMatches(path, re) => {
@@ -57,13 +57,13 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
             if re.is_match(&text) {
                 Ok(())
             } else {
-                Err(Failure::new(
+                Err(Fault::Failed(Failure::new(
                     format!(
                         "{} /{re}/",
                         lang.pick("text matching", "次にマッチすること:")
                     ),
                     excerpt(&text),
-                ))
+                )))
             }
         }
         Check::LinesMatchingAtLeast(path, n, re) => {
@@ -72,7 +72,7 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
             if count >= *n {
                 Ok(())
             } else {
-                Err(Failure::new(
+                Err(Fault::Failed(Failure::new(
                     match lang {
                         Lang::En => format!("at least {n} lines matching /{re}/"),
                         Lang::Ja => format!("/{re}/ にマッチする行が {n} 行以上"),
@@ -81,7 +81,7 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
                         Lang::En => format!("{count} such lines"),
                         Lang::Ja => format!("{count} 行"),
                     },
-                ))
+                )))
             }
         }
         Check::LineCount(path, n) => {
@@ -90,7 +90,7 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
             if count == *n {
                 Ok(())
             } else {
-                Err(Failure::new(
+                Err(Fault::Failed(Failure::new(
                     match lang {
                         Lang::En => format!("exactly {n} lines"),
                         Lang::Ja => format!("ちょうど {n} 行"),
@@ -99,7 +99,7 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
                         Lang::En => format!("{count} lines:{}", excerpt(&text)),
                         Lang::Ja => format!("{count} 行:{}", excerpt(&text)),
                     },
-                ))
+                )))
             }
         }
         _ => Ok(()),

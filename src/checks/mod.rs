@@ -2,13 +2,17 @@
 //! cluster) that pass or fail with a message a learner can read, in the lab's language.
 //!
 //! A [`Check`] is data; [`Check::evaluate`] reads what it needs through [`Env`] and returns a
-//! [`Failure`] (what was expected, what was found) when it does not hold.
+//! [`Fault`] when it does not pass: a [`Failure`] (what was expected, what was found — a verdict
+//! on the environment), or a [`CheckError`] (the check could not be evaluated — a harness error,
+//! never a verdict).
 
 pub(crate) mod documents;
+mod error;
 mod files;
 mod notes;
 
 pub use documents::{Document, Expect, JsonType, query};
+pub use error::{CheckError, Fault};
 
 use std::path::{Path, PathBuf};
 
@@ -100,11 +104,44 @@ impl Check {
         )
     }
 
+    /// Validates what can be known without an environment: its paths are absolute and normal,
+    /// its queries compile (lint).
+    pub fn validate(&self) -> Result<(), CheckError> {
+        use Check::*;
+        match self {
+            LastExit(_) | OutputContains(_) | OutputMatches(_) => Ok(()),
+            FileExists(p)
+            | FileNonEmpty(p)
+            | FileContains(p, _)
+            | FileLacks(p, _)
+            | FileMatches(p, _)
+            | LinesMatchingAtLeast(p, ..)
+            | LineCount(p, _)
+            | MentionsAny(p, _)
+            | MentionsAll(p, _) => lab_path(p),
+            Query { file, query, .. } | QueryType { file, query, .. } => {
+                lab_path(file)?;
+                documents::compile(query)
+            }
+            QueryEqualsQuery {
+                file,
+                query,
+                other,
+                other_query,
+            } => {
+                lab_path(file)?;
+                lab_path(other)?;
+                documents::compile(query)?;
+                documents::compile(other_query)
+            }
+        }
+    }
+
     /// Evaluates the check.
-    pub fn evaluate(&self, env: &Env<'_>, lang: Lang) -> Result<(), Failure> {
+    pub fn evaluate(&self, env: &Env<'_>, lang: Lang) -> Result<(), Fault> {
         match self {
             Check::LastExit(_) | Check::OutputContains(_) | Check::OutputMatches(_) => {
-                command(self, env.last, lang)
+                Ok(command(self, env.last, lang)?)
             }
             Check::FileExists(_)
             | Check::FileNonEmpty(_)
@@ -119,6 +156,26 @@ impl Check {
             Check::MentionsAny(..) | Check::MentionsAll(..) => notes::evaluate(self, env, lang),
         }
     }
+}
+
+/// A path a lab names: absolute, with no `.` or `..` in it.
+pub fn lab_path(p: &Path) -> Result<(), CheckError> {
+    use std::path::Component;
+    if !p.is_absolute() {
+        return Err(CheckError::Path(
+            p.to_owned(),
+            "a relative path: write the absolute path the learner sees".to_owned(),
+        ));
+    }
+    if p.components()
+        .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+    {
+        return Err(CheckError::Path(
+            p.to_owned(),
+            "has `.` or `..` in it: write the path it means".to_owned(),
+        ));
+    }
+    Ok(())
 }
 
 fn command(check: &Check, last: Option<&Transcript>, lang: Lang) -> Result<(), Failure> {
@@ -212,21 +269,27 @@ pub fn excerpt(text: &str) -> String {
     out
 }
 
-/// Reads a file for a check; a missing or unreadable file is a failure in the learner's terms.
-fn read_text(env: &Env<'_>, path: &Path, lang: Lang) -> Result<String, Failure> {
+/// Reads a file for a check. A missing file, or a directory where a file should be, is a
+/// failure in the learner's terms; anything else that stops the read (a FIFO or a device, a file
+/// over the size bound, an I/O error) is a [`CheckError`].
+fn read_text(env: &Env<'_>, path: &Path, lang: Lang) -> Result<String, Fault> {
+    use std::io::ErrorKind;
     match (env.read)(path) {
         Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Failure::new(
+        Err(e) if e.kind() == ErrorKind::NotFound => Err(Failure::new(
             format!("{} {}", lang.pick("the file", "ファイル"), path.display()),
             lang.pick("no such file", "ファイルが存在しない"),
-        )),
-        Err(e) => Err(Failure::new(
-            format!(
-                "{} {}",
-                lang.pick("a readable file", "読めるファイル"),
-                path.display()
-            ),
-            e.to_string(),
-        )),
+        )
+        .into()),
+        Err(e) if e.kind() == ErrorKind::IsADirectory => Err(Failure::new(
+            format!("{} {}", lang.pick("the file", "ファイル"), path.display()),
+            lang.pick("a directory", "ディレクトリ"),
+        )
+        .into()),
+        Err(source) => Err(CheckError::Read {
+            path: path.to_owned(),
+            source: std::sync::Arc::new(source),
+        }
+        .into()),
     }
 }

@@ -1,10 +1,10 @@
 //! Checks on free-text notes a learner writes: which words they mention, case-insensitively
 //! (Japanese text included).
 
-use super::{Check, Env, Failure, excerpt, read_text};
+use super::{Check, Env, Failure, Fault, excerpt, read_text};
 use crate::model::Lang;
 
-pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), Failure> {
+pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), Fault> {
     let (path, words, all) = match check {
         Check::MentionsAny(p, w) => (p, w, false),
         Check::MentionsAll(p, w) => (p, w, true),
@@ -40,5 +40,5 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
         Lang::En => format!("missing {}:{}", list(&missing), excerpt(&text)),
         Lang::Ja => format!("{} がない:{}", list(&missing), excerpt(&text)),
     };
-    Err(Failure::new(expected, found))
+    Err(Fault::Failed(Failure::new(expected, found)))
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 pub use crate::checks::Expect;
 use crate::checks::documents::{query, same, single};
-use crate::checks::{Env, Failure};
+use crate::checks::{CheckError, Env, Failure, Fault};
 use crate::model::Lang;
 
 #[derive(Clone, Debug)]
@@ -42,24 +42,17 @@ pub enum ClusterCheck {
     },
 }
 
-fn api_failure(lang: Lang, e: impl std::fmt::Display) -> Failure {
-    Failure::new(
-        lang.pick("an answer from the API server", "API サーバーの応答"),
-        e.to_string(),
-    )
+fn api_error(e: kube::Error) -> CheckError {
+    CheckError::Api(std::sync::Arc::new(e))
 }
 
 /// Finds a resource type by kind, plural or `plural.group`. A kind or plural that more than one
 /// API group serves (Istio's and the Gateway API's `Gateway`) must be written `plural.group`.
-async fn resolve(
-    client: &kube::Client,
-    name: &str,
-    lang: Lang,
-) -> Result<(ApiResource, bool), Failure> {
+async fn resolve(client: &kube::Client, name: &str) -> Result<(ApiResource, bool), CheckError> {
     let discovery = Discovery::new(client.clone())
         .run()
         .await
-        .map_err(|e| api_failure(lang, e))?;
+        .map_err(api_error)?;
     let wanted = name.to_ascii_lowercase();
     let mut found: Vec<(ApiResource, bool)> = Vec::new();
     for group in discovery.groups() {
@@ -75,42 +68,23 @@ async fn resolve(
     }
     match found.len() {
         1 => Ok(found.remove(0)),
-        0 => Err(Failure::new(
-            format!("{} {name}", lang.pick("a resource type", "リソースの種類")),
-            lang.pick(
-                "the cluster does not serve it",
-                "クラスターに登録されていない",
-            ),
-        )),
-        _ => Err(Failure::new(
-            format!(
-                "{} {name}",
-                lang.pick("one resource type named", "一意に決まるリソースの種類")
-            ),
-            format!(
-                "{}: {}",
-                lang.pick(
-                    "served by several API groups; write one of",
-                    "複数の API グループにある。次のどれかで書く"
-                ),
-                found
-                    .iter()
-                    .map(|(ar, _)| format!("{}.{}", ar.plural, ar.group))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )),
+        0 => Err(CheckError::UnknownResource(name.to_owned())),
+        _ => Err(CheckError::AmbiguousResource {
+            name: name.to_owned(),
+            choices: found
+                .iter()
+                .map(|(ar, _)| format!("{}.{}", ar.plural, ar.group))
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
     }
 }
 
 /// The resources of a type, as `kubectl get <type> -A -o json` shows them.
-pub async fn list(client: &kube::Client, resource: &str, lang: Lang) -> Result<Value, Failure> {
-    let (ar, _) = resolve(client, resource, lang).await?;
+pub async fn list(client: &kube::Client, resource: &str) -> Result<Value, CheckError> {
+    let (ar, _) = resolve(client, resource).await?;
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-    let list = api
-        .list(&ListParams::default())
-        .await
-        .map_err(|e| api_failure(lang, e))?;
+    let list = api.list(&ListParams::default()).await.map_err(api_error)?;
     let items: Vec<Value> = list
         .items
         .into_iter()
@@ -126,39 +100,53 @@ pub async fn list(client: &kube::Client, resource: &str, lang: Lang) -> Result<V
     Ok(serde_json::json!({ "apiVersion": "v1", "kind": "List", "items": items }))
 }
 
-fn query_list(list: &Value, code: &str, lang: Lang) -> Result<Vec<Value>, Failure> {
+fn query_list(list: &Value, code: &str) -> Result<Vec<Value>, CheckError> {
     query(std::slice::from_ref(list), code)
-        .map_err(|e| Failure::new(lang.pick("a query that runs", "実行できるクエリ"), e))
 }
 
 impl ClusterCheck {
+    /// Validates what can be known without a cluster: queries compile, paths are absolute.
+    pub fn validate(&self) -> Result<(), CheckError> {
+        use crate::checks::documents::compile;
+        match self {
+            ClusterCheck::Exists { .. }
+            | ClusterCheck::CrdEstablished(_)
+            | ClusterCheck::NamespaceLabel { .. } => Ok(()),
+            ClusterCheck::Query { query, .. } => compile(query),
+            ClusterCheck::FileEqualsCluster {
+                file,
+                query,
+                cluster_query,
+                ..
+            } => {
+                crate::checks::lab_path(file)?;
+                compile(query)?;
+                compile(cluster_query)
+            }
+        }
+    }
+
     pub async fn evaluate(
         &self,
         client: &kube::Client,
         env: &Env<'_>,
         lang: Lang,
-    ) -> Result<(), Failure> {
+    ) -> Result<(), Fault> {
         match self {
             ClusterCheck::Exists {
                 resource,
                 name,
                 namespace,
             } => {
-                let (ar, namespaced) = resolve(client, resource, lang).await?;
+                let (ar, namespaced) = resolve(client, resource).await?;
                 let api: Api<DynamicObject> = match (namespace, namespaced) {
                     (Some(ns), true) => Api::namespaced_with(client.clone(), ns, &ar),
                     _ => Api::all_with(client.clone(), &ar),
                 };
                 let found = if namespace.is_some() || !namespaced {
-                    api.get_opt(name)
-                        .await
-                        .map_err(|e| api_failure(lang, e))?
-                        .is_some()
+                    api.get_opt(name).await.map_err(api_error)?.is_some()
                 } else {
-                    let all = api
-                        .list(&ListParams::default())
-                        .await
-                        .map_err(|e| api_failure(lang, e))?;
+                    let all = api.list(&ListParams::default()).await.map_err(api_error)?;
                     all.items
                         .iter()
                         .any(|o| o.metadata.name.as_deref() == Some(name.as_str()))
@@ -170,19 +158,19 @@ impl ClusterCheck {
                     .as_ref()
                     .map(|ns| format!(" (namespace {ns})"))
                     .unwrap_or_default();
-                Err(Failure::new(
+                Err(Fault::Failed(Failure::new(
                     format!("{} {name}{place}", ar.kind),
                     lang.pick("not found in the cluster", "クラスターに存在しない"),
-                ))
+                )))
             }
             ClusterCheck::CrdEstablished(name) => {
                 let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-                let crd = api.get_opt(name).await.map_err(|e| api_failure(lang, e))?;
+                let crd = api.get_opt(name).await.map_err(api_error)?;
                 let Some(crd) = crd else {
-                    return Err(Failure::new(
+                    return Err(Fault::Failed(Failure::new(
                         format!("CRD {name}"),
                         lang.pick("not found in the cluster", "クラスターに存在しない"),
-                    ));
+                    )));
                 };
                 let conditions = crd.status.and_then(|s| s.conditions).unwrap_or_default();
                 let established = conditions
@@ -195,10 +183,10 @@ impl ClusterCheck {
                         .iter()
                         .map(|c| format!("{}={}", c.type_, c.status))
                         .collect();
-                    Err(Failure::new(
+                    Err(Fault::Failed(Failure::new(
                         format!("CRD {name} Established=True"),
                         seen.join(", "),
-                    ))
+                    )))
                 }
             }
             ClusterCheck::Query {
@@ -206,15 +194,15 @@ impl ClusterCheck {
                 query: code,
                 expect,
             } => {
-                let list = list(client, resource, lang).await?;
-                let results = query_list(&list, code, lang)?;
-                crate::checks::documents::expect(
+                let list = list(client, resource).await?;
+                let results = query_list(&list, code)?;
+                Ok(crate::checks::documents::expect(
                     results,
                     expect,
                     std::path::Path::new(resource),
                     code,
                     lang,
-                )
+                )?)
             }
             ClusterCheck::NamespaceLabel {
                 namespace,
@@ -222,33 +210,30 @@ impl ClusterCheck {
                 value,
             } => {
                 let api: Api<Namespace> = Api::all(client.clone());
-                let ns = api
-                    .get_opt(namespace)
-                    .await
-                    .map_err(|e| api_failure(lang, e))?;
+                let ns = api.get_opt(namespace).await.map_err(api_error)?;
                 let Some(ns) = ns else {
-                    return Err(Failure::new(
+                    return Err(Fault::Failed(Failure::new(
                         format!(
                             "{} {namespace}",
                             lang.pick("the namespace", "ネームスペース")
                         ),
                         lang.pick("not found in the cluster", "クラスターに存在しない"),
-                    ));
+                    )));
                 };
                 let labels = ns.metadata.labels.unwrap_or_default();
                 let found = labels.get(label);
                 match (value, found) {
                     (Some(want), Some(got)) if want == got => Ok(()),
                     (None, None) => Ok(()),
-                    (Some(want), got) => Err(Failure::new(
+                    (Some(want), got) => Err(Fault::Failed(Failure::new(
                         format!("{label}={want}"),
                         got.map(|g| format!("{label}={g}"))
                             .unwrap_or_else(|| lang.pick("no such label", "ラベルなし").to_owned()),
-                    )),
-                    (None, Some(got)) => Err(Failure::new(
+                    ))),
+                    (None, Some(got)) => Err(Fault::Failed(Failure::new(
                         format!("{} {label}", lang.pick("no label", "ラベルなし:")),
                         format!("{label}={got}"),
-                    )),
+                    ))),
                 }
             }
             ClusterCheck::FileEqualsCluster {
@@ -263,16 +248,16 @@ impl ClusterCheck {
                     code,
                     lang,
                 )?;
-                let list = list(client, resource, lang).await?;
+                let list = list(client, resource).await?;
                 let right = single(
-                    query_list(&list, cluster_query, lang)?,
+                    query_list(&list, cluster_query)?,
                     std::path::Path::new(resource),
                     cluster_query,
                     lang,
                 )?;
-                same(&left, &right, || {
+                Ok(same(&left, &right, || {
                     format!("{} {code} = {resource}: {cluster_query}", file.display())
-                })
+                })?)
             }
         }
     }

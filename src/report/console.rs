@@ -32,7 +32,7 @@ impl Console {
                 let path = record
                     .cells
                     .get(cell)
-                    .map(|c| c.lab.path.display().to_string())
+                    .map(|c| c.lab.origin().display().to_string())
                     .unwrap_or_default();
                 match outcome {
                     Outcome::Passed => {
@@ -43,7 +43,7 @@ impl Console {
                             duration.as_secs_f64()
                         )
                     }
-                    Outcome::Failed { line, message } => {
+                    Outcome::Failed { line, message } | Outcome::Error { line, message } => {
                         eprintln!("  ✘ {cell} {}. {}  {path}:{line}", step.index, step.name);
                         for l in message.lines() {
                             eprintln!("      {l}");
@@ -57,6 +57,12 @@ impl Console {
                     Outcome::NotRun { reason } => {
                         eprintln!(
                             "  - {cell} {}. {} (not run: {reason})",
+                            step.index, step.name
+                        )
+                    }
+                    Outcome::NotGraded { reason } => {
+                        eprintln!(
+                            "  - {cell} {}. {} (not graded: {reason})",
                             step.index, step.name
                         )
                     }

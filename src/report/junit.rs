@@ -17,24 +17,29 @@ pub fn render(record: &Record) -> String {
         for s in &c.steps {
             let status = match &s.outcome {
                 Outcome::Passed => TestCaseStatus::success(),
-                Outcome::Failed { line, message } => {
-                    let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                Outcome::Failed { line, message } | Outcome::Error { line, message } => {
+                    let kind = if matches!(s.outcome, Outcome::Error { .. }) {
+                        NonSuccessKind::Error
+                    } else {
+                        NonSuccessKind::Failure
+                    };
+                    let mut st = TestCaseStatus::non_success(kind);
                     st.set_message(format!(
                         "{}:{line}: {}",
-                        c.lab.path.display(),
+                        c.lab.origin().display(),
                         message.lines().next().unwrap_or_default()
                     ));
                     st.set_description(message.clone());
                     st
                 }
-                Outcome::NotRun { reason } => {
+                Outcome::NotRun { reason } | Outcome::NotGraded { reason } => {
                     let mut st = TestCaseStatus::skipped();
                     st.set_message(reason.clone());
                     st
                 }
             };
             let mut case = TestCase::new(test_name(c, s), status);
-            case.set_classname(c.lab.path.display().to_string());
+            case.set_classname(c.lab.origin().display().to_string());
             case.set_time(s.duration);
             if !s.outcome.is_pass() && !s.transcripts.is_empty() {
                 case.set_system_out(s.transcripts.iter().map(|t| t.render()).collect::<String>());

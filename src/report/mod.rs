@@ -148,8 +148,8 @@ impl Record {
         for s in self.cells.values().flat_map(|c| &c.steps) {
             match s.outcome {
                 Outcome::Passed => counts.0 += 1,
-                Outcome::Failed { .. } => counts.1 += 1,
-                Outcome::NotRun { .. } => counts.2 += 1,
+                Outcome::Failed { .. } | Outcome::Error { .. } => counts.1 += 1,
+                Outcome::NotRun { .. } | Outcome::NotGraded { .. } => counts.2 += 1,
             }
         }
         counts
@@ -215,8 +215,8 @@ pub fn transcript_text(c: &CellRecord) -> String {
             s.step.name,
             outcome_word(&s.outcome)
         ));
-        if let Outcome::Failed { line, message } = &s.outcome {
-            out.push_str(&format!("{}:{line}\n{message}\n", c.lab.path.display()));
+        if let Some((line, message)) = s.outcome.failure() {
+            out.push_str(&format!("{}:{line}\n{message}\n", c.lab.origin().display()));
         }
         for t in &s.transcripts {
             out.push_str(&t.render());
@@ -230,7 +230,9 @@ pub fn outcome_word(o: &Outcome) -> &'static str {
     match o {
         Outcome::Passed => "passed",
         Outcome::Failed { .. } => "FAILED",
+        Outcome::Error { .. } => "CHECK ERROR",
         Outcome::NotRun { .. } => "not run",
+        Outcome::NotGraded { .. } => "not graded",
     }
 }
 
@@ -262,13 +264,17 @@ pub fn grade_text(record: &Record) -> String {
                     s.step.name,
                     lang.pick("pass", "合格")
                 )),
-                Outcome::Failed { line, message } => {
+                Outcome::Failed { line, message } | Outcome::Error { line, message } => {
+                    let verdict = if matches!(s.outcome, Outcome::Error { .. }) {
+                        lang.pick("check error", "チェックエラー")
+                    } else {
+                        lang.pick("not yet", "不合格")
+                    };
                     out.push_str(&format!(
-                        "  ✘ {word} {}: {} — {} ({}:{line})\n",
+                        "  ✘ {word} {}: {} — {verdict} ({}:{line})\n",
                         s.step.index,
                         s.step.name,
-                        lang.pick("not yet", "不合格"),
-                        c.lab.path.display()
+                        c.lab.origin().display()
                     ));
                     for l in message.lines() {
                         out.push_str(&format!("      {l}\n"));
@@ -277,6 +283,12 @@ pub fn grade_text(record: &Record) -> String {
                 Outcome::NotRun { reason } => out.push_str(&format!(
                     "  - {word} {}: {} ({reason})\n",
                     s.step.index, s.step.name
+                )),
+                Outcome::NotGraded { reason } => out.push_str(&format!(
+                    "  - {word} {}: {} — {} ({reason})\n",
+                    s.step.index,
+                    s.step.name,
+                    lang.pick("not graded", "採点できない")
                 )),
             }
         }

@@ -85,7 +85,7 @@ pub fn markdown(record: &Record) -> String {
         out.push_str(&format!(
             "\n## {} (`{}`)\n\n| step |",
             m.lab.name,
-            m.lab.path.display()
+            m.lab.origin().display()
         ));
         for l in &m.labels {
             out.push_str(&format!(" {} |", label_title(l)));
@@ -100,10 +100,11 @@ pub fn markdown(record: &Record) -> String {
                     None => "·".to_owned(),
                     Some(s) => match &s.outcome {
                         Outcome::Passed => format!("✔ {:.1}s", s.duration.as_secs_f64()),
-                        Outcome::Failed { line, message } => {
+                        Outcome::Failed { line, message } | Outcome::Error { line, message } => {
                             format!("✘ line {line}: {}", first_line(message).replace('|', "\\|"))
                         }
                         Outcome::NotRun { reason } => format!("– {reason}"),
+                        Outcome::NotGraded { reason } => format!("– not graded: {reason}"),
                     },
                 };
                 out.push_str(&format!(" {text} |"));
@@ -166,7 +167,7 @@ th,td{border:1px solid #ccc;padding:.4em .6em;vertical-align:top;text-align:left
         out.push_str(&format!(
             "<h2>{}</h2><p><code>{}</code></p><table><tr><th>step</th>",
             esc(&m.lab.name),
-            esc(&m.lab.path.display().to_string())
+            esc(&m.lab.origin().display().to_string())
         ));
         for l in &m.labels {
             out.push_str(&format!("<th>{}</th>", esc(&label_title(l))));
@@ -179,13 +180,13 @@ th,td{border:1px solid #ccc;padding:.4em .6em;vertical-align:top;text-align:left
                     None => out.push_str("<td class=\"skip\">·</td>"),
                     Some(s) => match &s.outcome {
                         Outcome::Passed => out.push_str(&format!("<td class=\"pass\">✔ {:.1}s</td>", s.duration.as_secs_f64())),
-                        Outcome::Failed { line, message } => out.push_str(&format!(
+                        Outcome::Failed { line, message } | Outcome::Error { line, message } => out.push_str(&format!(
                             "<td class=\"fail\">✘ {:.1}s<div class=\"msg\">{}:{line}\n{}</div></td>",
                             s.duration.as_secs_f64(),
-                            esc(&m.lab.path.display().to_string()),
+                            esc(&m.lab.origin().display().to_string()),
                             esc(message)
                         )),
-                        Outcome::NotRun { reason } => out.push_str(&format!("<td class=\"skip\">– {}</td>", esc(reason))),
+                        Outcome::NotRun { reason } | Outcome::NotGraded { reason } => out.push_str(&format!("<td class=\"skip\">– {}</td>", esc(reason))),
                     },
                 }
             }

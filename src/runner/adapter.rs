@@ -76,9 +76,15 @@ impl Adapter {
             | Scenario::Log(_) => {}
             Scenario::Finished => {
                 let duration = self.started.map(|s| s.elapsed()).unwrap_or(Duration::ZERO);
-                let outcome = match self.failure.take() {
-                    None => Outcome::Passed,
-                    Some((line, message)) => Outcome::Failed { line, message },
+                let error = self.cell.take_check_error();
+                let tally = self.cell.take_tally();
+                let outcome = match (self.failure.take(), error) {
+                    (Some((line, message)), Some(_)) => Outcome::Error { line, message },
+                    (Some((line, message)), None) => Outcome::Failed { line, message },
+                    (None, _) if self.cell.grading && tally.graded == 0 => Outcome::NotGraded {
+                        reason: tally.not_graded.join("; "),
+                    },
+                    (None, _) => Outcome::Passed,
                 };
                 let step = self.lab_step(sc);
                 self.finished.push((step.line, outcome.clone()));

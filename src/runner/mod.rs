@@ -46,6 +46,8 @@ pub struct RunOptions {
     pub report_dir: PathBuf,
     /// The Istio labels of the matrix, for labs tagged `@istio`.
     pub istio: Vec<String>,
+    /// Why there are no Istio labels (no versions file found), for labs tagged `@istio`.
+    pub istio_unavailable: Option<String>,
 }
 
 impl RunOptions {
@@ -59,6 +61,7 @@ impl RunOptions {
             state_dir: default_state_dir(),
             report_dir: PathBuf::from("target/labcheck"),
             istio: Vec::new(),
+            istio_unavailable: None,
         }
     }
 }
@@ -81,6 +84,10 @@ pub enum PlanError {
     Tags { expr: String, message: String },
     #[error("no lab found under {0}")]
     Empty(String),
+    #[error("nothing to run: {0}")]
+    Nothing(String),
+    #[error("{lab}: the lab is tagged @istio and there is no Istio version to run it on: {why}")]
+    NoIstio { lab: String, why: String },
 }
 
 /// One cell to run: which lab, and which of its scenarios (by line).
@@ -138,6 +145,11 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
                 })?,
         ),
     };
+    if opts.step == Some(0) {
+        return Err(PlanError::Nothing(
+            "--step 0 selects no step (steps count from 1)".to_owned(),
+        ));
+    }
     let mut problems = Vec::new();
     let mut cells = Vec::new();
     for file in files {
@@ -163,6 +175,14 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
             .map(|s| s.line)
             .collect();
         let needs = Needs::of(&feature.tags);
+        if needs == Needs::Istio && opts.istio.is_empty() {
+            return Err(PlanError::NoIstio {
+                lab: file.display().to_string(),
+                why: opts.istio_unavailable.clone().unwrap_or_else(|| {
+                    "the matrix is empty (istio-versions.toml's default, or --istio)".to_owned()
+                }),
+            });
+        }
         let labels = match needs {
             Needs::Istio => opts.istio.clone(),
             Needs::Sandbox | Needs::Cluster => vec!["-".to_owned()],
@@ -208,6 +228,13 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
     }
     if !problems.is_empty() {
         return Err(PlanError::Lint(problems));
+    }
+    if cells.is_empty() {
+        return Err(PlanError::Nothing(match (&opts.tags, opts.step) {
+            (Some(t), _) => format!("no scenario matches --tags {t:?}"),
+            (None, Some(n)) => format!("no lab has a step {n} or earlier"),
+            (None, None) => "the labs have no steps to run".to_owned(),
+        }));
     }
     Ok(cells)
 }
@@ -457,16 +484,28 @@ pub(crate) async fn run_scenarios(
         })
         .await;
     let mut passed = writer.error.is_none();
+    let mut error = writer.error.clone();
     let mut missing = Vec::new();
     for line in &plan.lines {
         match writer.finished.iter().find(|(l, _)| l == line) {
-            Some((_, outcome)) => passed &= outcome.is_pass(),
+            Some((_, outcome)) => {
+                passed &= outcome.is_pass();
+                if let Outcome::Error { line, message } = outcome {
+                    error.get_or_insert_with(|| {
+                        format!(
+                            "{}:{line}: {}",
+                            plan.lab.origin().display(),
+                            message.lines().next().unwrap_or_default()
+                        )
+                    });
+                }
+            }
             None => missing.push(*line),
         }
     }
     passed &= missing.is_empty();
     not_run(plan, &sink, &missing, "an earlier step failed");
-    (passed, writer.error.clone())
+    (passed, error)
 }
 
 fn scenario_context(feature: &str, scenario: &gherkin::Scenario) -> ScenarioContext {
@@ -503,34 +542,48 @@ fn not_run(plan: &CellPlan, sink: &Sink, lines: &[usize], reason: &str) {
     }
 }
 
+/// The most a failed cell's leftovers take in the report directory.
+const LEFTOVERS_MAX: u64 = 64 << 20;
+
 /// Copies what the learner's commands wrote (the overlays' upper layers) into the report
-/// directory, or, for a kept cell, points at the live cell.
+/// directory — symlinks as symlinks, never followed, up to [`LEFTOVERS_MAX`] — or, for a kept
+/// cell, points at the live cell.
 fn keep_leftovers(opts: &RunOptions, cell: &Cell, keep: bool) -> Option<PathBuf> {
     if keep {
         return Some(cell.sandbox.dir().to_owned());
     }
-    let target = opts.report_dir.join(cell.id.slug()).join("files");
+    let report = opts.report_dir.join(cell.id.slug());
+    let target = report.join("files");
     let _ = std::fs::remove_dir_all(&target);
     let layers = cell.sandbox.dir().join("fs");
     let entries = std::fs::read_dir(&layers).ok()?;
+    let mut budget = LEFTOVERS_MAX;
+    let mut cut = false;
     for entry in entries.flatten() {
         let upper = entry.path().join("upper");
-        let root = format!("/{}", entry.file_name().to_string_lossy().replace('_', "/"));
-        copy_dir(&upper, &target.join(root.trim_start_matches('/')));
+        let root = entry.file_name().to_string_lossy().replace('_', "/");
+        let Ok((tree, over)) = crate::sandbox::tree::read_lenient(&upper, budget) else {
+            continue;
+        };
+        cut |= over;
+        let size: u64 = tree
+            .iter()
+            .map(|e| match e {
+                crate::sandbox::tree::Entry::File { bytes, .. } => bytes.len() as u64,
+                _ => 0,
+            })
+            .sum();
+        budget = budget.saturating_sub(size);
+        let _ = crate::sandbox::tree::write(&tree, &target.join(&root));
     }
-    Some(opts.report_dir.join(cell.id.slug()))
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    let Ok(entries) = std::fs::read_dir(from) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        if src.is_dir() {
-            copy_dir(&src, &dst);
-        } else if std::fs::create_dir_all(to).is_ok() {
-            let _ = std::fs::copy(&src, &dst);
-        }
+    if cut {
+        let _ = std::fs::write(
+            report.join("files-truncated.txt"),
+            format!(
+                "the cell wrote more than {} MiB: files past that were not copied\n",
+                LEFTOVERS_MAX >> 20
+            ),
+        );
     }
+    Some(report)
 }

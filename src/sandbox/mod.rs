@@ -8,6 +8,7 @@
 //! namespaces; the host's paths are never created or modified. Unsafe code lives in [`unix`].
 
 mod exec;
+pub mod tree;
 pub mod unix;
 
 pub use exec::run_script;
@@ -47,6 +48,8 @@ pub enum SandboxError {
         "the cell directory {dir} lies under {root}, which the sandbox overlays; set LABCHECK_STATE_DIR elsewhere"
     )]
     CellUnderRoot { dir: PathBuf, root: String },
+    #[error("lab path {path} has `.` or `..` in it: write the path it means")]
+    NotNormal { path: PathBuf },
     #[error("lab path {path} is outside the sandboxed directories ({roots})")]
     Outside { path: PathBuf, roots: String },
     #[error("{what} {path}: {source}")]
@@ -298,6 +301,15 @@ impl Sandbox {
 
     /// Checks that a lab path lies in the sandbox.
     pub fn contains(&self, path: &Path) -> Result<(), SandboxError> {
+        use std::path::Component;
+        if path
+            .components()
+            .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
+        {
+            return Err(SandboxError::NotNormal {
+                path: path.to_owned(),
+            });
+        }
         if path.is_absolute() && self.roots.iter().any(|r| path.starts_with(r)) {
             return Ok(());
         }

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 pub use cache::Metadata;
 pub use error::{DownloadError, ToolError};
-pub use versions::{GoModule, IstioSpec, Replace, Versions, load_versions};
+pub use versions::{GoModule, IstioSpec, Replace, Versions, load_versions, versions_dir};
 
 use cache::Cache;
 use gobuild::{Go, Recipe};

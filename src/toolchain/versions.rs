@@ -36,6 +36,19 @@ pub fn load_versions(repo_root: &Path) -> Result<Versions, ToolError> {
     Versions::parse(&text, &path)
 }
 
+/// The directory whose `istio-versions.toml` applies to the labs at `paths`: the nearest one
+/// walking up from each lab (the repository the labs belong to, wherever it was cloned), else the
+/// current directory's.
+pub fn versions_dir(paths: &[PathBuf]) -> PathBuf {
+    for p in paths {
+        let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        if let Some(dir) = p.ancestors().find(|a| a.join(VERSIONS_FILE).is_file()) {
+            return dir.to_owned();
+        }
+    }
+    PathBuf::from(".")
+}
+
 /// The validated version config.
 #[derive(Debug, Clone)]
 pub struct Versions {

@@ -1,0 +1,195 @@
+//! Copying a tree of files into a cell: read on the host side (where the repository is, wherever
+//! it was cloned), written inside the cell's mount namespace. Symlinks are copied as symlinks and
+//! never followed, so a link in a fixture cannot pull the host's files into a cell.
+
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// One entry of a tree, relative to its root (the empty path is the root itself).
+#[derive(Clone, Debug)]
+pub enum Entry {
+    Dir(PathBuf),
+    File {
+        path: PathBuf,
+        bytes: Vec<u8>,
+        mode: u32,
+    },
+    Symlink {
+        path: PathBuf,
+        target: PathBuf,
+    },
+}
+
+/// The largest tree [`read`] takes, so a fixture pointing at a huge directory fails clearly.
+pub const MAX_BYTES: u64 = 256 << 20;
+
+/// Reads the tree at `root` (a file, a directory or a symlink) without following symlinks; a
+/// device, FIFO or socket in it is an error.
+pub fn read(root: &Path) -> io::Result<Vec<Entry>> {
+    let mut walk = Walk {
+        out: Vec::new(),
+        total: 0,
+        skip_special: false,
+    };
+    walk.read_into(root, PathBuf::new())?;
+    Ok(walk.out)
+}
+
+/// Like [`read`], but devices, FIFOs and sockets (an overlay's whiteouts among them) are left
+/// out, and so is whatever lies past `max_bytes`; returns the entries and whether some were
+/// left out for size.
+pub fn read_lenient(root: &Path, max_bytes: u64) -> io::Result<(Vec<Entry>, bool)> {
+    let mut walk = Walk {
+        out: Vec::new(),
+        total: 0,
+        skip_special: true,
+    };
+    let mut cut = false;
+    walk.read_capped(root, PathBuf::new(), max_bytes, &mut cut)?;
+    Ok((walk.out, cut))
+}
+
+struct Walk {
+    out: Vec<Entry>,
+    total: u64,
+    skip_special: bool,
+}
+
+impl Walk {
+    fn read_capped(
+        &mut self,
+        from: &Path,
+        rel: PathBuf,
+        max: u64,
+        cut: &mut bool,
+    ) -> io::Result<()> {
+        let meta = std::fs::symlink_metadata(from)?;
+        if meta.is_dir() {
+            self.out.push(Entry::Dir(rel.clone()));
+            let mut names: Vec<_> = std::fs::read_dir(from)?
+                .map(|e| e.map(|e| e.file_name()))
+                .collect::<io::Result<_>>()?;
+            names.sort();
+            for name in names {
+                self.read_capped(&from.join(&name), rel.join(&name), max, cut)?;
+            }
+            return Ok(());
+        }
+        if meta.is_file() && self.total + meta.len() > max {
+            *cut = true;
+            return Ok(());
+        }
+        self.read_into(from, rel)
+    }
+
+    fn read_into(&mut self, from: &Path, rel: PathBuf) -> io::Result<()> {
+        let meta = std::fs::symlink_metadata(from)?;
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            self.out.push(Entry::Symlink {
+                path: rel,
+                target: std::fs::read_link(from)?,
+            });
+        } else if kind.is_dir() {
+            self.out.push(Entry::Dir(rel.clone()));
+            let mut names: Vec<_> = std::fs::read_dir(from)?
+                .map(|e| e.map(|e| e.file_name()))
+                .collect::<io::Result<_>>()?;
+            names.sort();
+            for name in names {
+                self.read_into(&from.join(&name), rel.join(&name))?;
+            }
+        } else if kind.is_file() {
+            self.total += meta.len();
+            if self.total > MAX_BYTES {
+                return Err(io::Error::other(format!(
+                    "more than {} MiB to copy",
+                    MAX_BYTES >> 20
+                )));
+            }
+            self.out.push(Entry::File {
+                path: rel,
+                bytes: std::fs::read(from)?,
+                mode: meta.permissions().mode() & 0o7777,
+            });
+        } else if !self.skip_special {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is neither a file, a directory nor a symlink",
+                    from.display()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Writes `entries` under `to` (call it inside the cell's mount namespace).
+pub fn write(entries: &[Entry], to: &Path) -> io::Result<()> {
+    let at = |rel: &Path| {
+        if rel.as_os_str().is_empty() {
+            to.to_owned()
+        } else {
+            to.join(rel)
+        }
+    };
+    for entry in entries {
+        match entry {
+            Entry::Dir(rel) => std::fs::create_dir_all(at(rel))?,
+            Entry::File { path, bytes, mode } => {
+                let dst = at(path);
+                if let Some(parent) = dst.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(&dst, bytes)?;
+                std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(*mode))?;
+            }
+            Entry::Symlink { path, target } => {
+                let dst = at(path);
+                if let Some(parent) = dst.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                let _ = std::fs::remove_file(&dst);
+                std::os::unix::fs::symlink(target, &dst)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symlinks_are_copied_as_links() -> io::Result<()> {
+        let src = tempfile::tempdir()?;
+        std::fs::write(src.path().join("a.txt"), "a")?;
+        std::os::unix::fs::symlink("/etc/hostname", src.path().join("host"))?;
+        let dst = tempfile::tempdir()?;
+        write(&read(src.path())?, &dst.path().join("copy"))?;
+        let link = dst.path().join("copy/host");
+        assert!(std::fs::symlink_metadata(&link)?.file_type().is_symlink());
+        assert_eq!(std::fs::read_link(&link)?, Path::new("/etc/hostname"));
+        assert_eq!(std::fs::read_to_string(dst.path().join("copy/a.txt"))?, "a");
+        Ok(())
+    }
+
+    #[test]
+    fn a_single_file_is_copied_to_the_destination() -> io::Result<()> {
+        let src = tempfile::tempdir()?;
+        std::fs::write(src.path().join("f.yaml"), "k: v")?;
+        let dst = tempfile::tempdir()?;
+        write(
+            &read(&src.path().join("f.yaml"))?,
+            &dst.path().join("x/f.yaml"),
+        )?;
+        assert_eq!(
+            std::fs::read_to_string(dst.path().join("x/f.yaml"))?,
+            "k: v"
+        );
+        Ok(())
+    }
+}
