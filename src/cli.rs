@@ -234,7 +234,12 @@ fn report_plan_error(e: &PlanError) -> i32 {
     match e {
         PlanError::Lint(problems) => {
             eprintln!("labcheck: {} problem(s)", problems.len());
-            1
+            // A lab that grades nothing proves nothing: that is no lab failure but no run either.
+            if problems.iter().any(|p| p.grades_nothing) {
+                2
+            } else {
+                1
+            }
         }
         PlanError::Read(_)
         | PlanError::Tags { .. }

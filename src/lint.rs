@@ -20,6 +20,8 @@ pub struct Problem {
     pub col: usize,
     pub message: String,
     pub hint: Option<String>,
+    /// The lab (or one of its steps) grades nothing: a run of it would prove nothing.
+    pub grades_nothing: bool,
 }
 
 impl fmt::Display for Problem {
@@ -138,6 +140,7 @@ pub fn load(path: &Path) -> Result<Result<(Lab, gherkin::Feature), Vec<Problem>>
                 hint: Some(
                     "check keywords, indentation of docstrings (\"\"\") and tables".to_owned(),
                 ),
+                grades_nothing: false,
             }]));
         }
     };
@@ -201,6 +204,7 @@ fn scan_text(path: &Path, text: &str) -> Vec<Problem> {
             col: col + extra,
             message,
             hint: Some(hint.to_owned()),
+            grades_nothing: false,
         };
         if trimmed.starts_with('\u{3000}') {
             problems.push(at(
@@ -298,6 +302,7 @@ fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Probl
                         col,
                         message: format!("{} {value}: {message}", step.keyword.trim()),
                         hint: None,
+                        grades_nothing: false,
                     });
                 }
             }
@@ -308,6 +313,7 @@ fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Probl
                 message: format!("undefined step: {} {value}", step.keyword.trim()),
                 hint: nearest(step.ty, value, lang)
                     .map(|n| format!("the nearest known phrase is: {n}")),
+                grades_nothing: false,
             }),
             Err(e) => problems.push(Problem {
                 path: path.to_owned(),
@@ -315,6 +321,7 @@ fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Probl
                 col,
                 message: format!("ambiguous step: {value}: {e}"),
                 hint: None,
+                grades_nothing: false,
             }),
         }
     };
@@ -350,6 +357,7 @@ fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Probl
                     "place it right after that step: its cell replays the steps before that one"
                         .to_owned(),
                 ),
+                grades_nothing: false,
             });
         }
         seen_step |= !tags::has(&sc.tags, tags::MISTAKE);
@@ -362,6 +370,7 @@ fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Probl
                 col: 1,
                 message: format!("timeout tag needs whole seconds, found {v:?}"),
                 hint: Some("e.g. @timeout=30".to_owned()),
+                grades_nothing: false,
             });
         }
     }
@@ -377,6 +386,11 @@ fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem> {
         col,
         message,
         hint: (!hint.is_empty()).then(|| hint.to_owned()),
+        grades_nothing: false,
+    };
+    let nothing = |line: usize, col: usize, message: String, hint: &str| Problem {
+        grades_nothing: true,
+        ..problem(line, col, message, hint)
     };
     let mut problems = Vec::new();
     let mut scenarios: Vec<&gherkin::Scenario> = feature
@@ -386,7 +400,7 @@ fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem> {
         .collect();
     scenarios.sort_by_key(|s| s.position.line);
     if scenarios.is_empty() {
-        problems.push(problem(
+        problems.push(nothing(
             feature.position.line,
             feature.position.col,
             "the Feature has no Scenario: the lab grades nothing".to_owned(),
@@ -407,10 +421,10 @@ fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem> {
             ));
         }
         if sc.steps.is_empty() {
-            problems.push(problem(
+            problems.push(nothing(
                 at.0,
                 at.1,
-                format!("the Scenario {:?} has no steps", sc.name),
+                format!("the Scenario {:?} has no steps: it grades nothing", sc.name),
                 "",
             ));
             continue;
@@ -418,7 +432,7 @@ fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem> {
         let checks: Vec<&gherkin::Step> =
             sc.steps.iter().filter(|s| s.ty == StepType::Then).collect();
         if checks.is_empty() {
-            problems.push(problem(
+            problems.push(nothing(
                 at.0,
                 at.1,
                 format!("the Scenario {:?} grades nothing: it has no check", sc.name),

@@ -210,3 +210,26 @@ async fn file_equals_cluster(
 ) -> Result<(), String> {
     h::file_equals_cluster(w, En, (&f, &q), (&r, &q2)).await
 }
+
+#[then(expr = "the file {string} should equal the output of {string}")]
+async fn file_equals_output(w: &mut LabWorld, f: String, c: String) -> Result<(), String> {
+    h::file_equals_output(w, En, &f, &c).await
+}
+
+#[then(expr = "the file {string} should contain every line of the output of {string}")]
+async fn file_has_output_lines(w: &mut LabWorld, f: String, c: String) -> Result<(), String> {
+    h::file_has_output_lines(w, En, &f, &c).await
+}
+
+#[then(
+    expr = "the query {string} on {string} should equal the query {string} on the output of {string}"
+)]
+async fn query_equals_output(
+    w: &mut LabWorld,
+    q: String,
+    f: String,
+    q2: String,
+    c: String,
+) -> Result<(), String> {
+    h::query_equals_output(w, En, (&f, &q), (&c, &q2)).await
+}

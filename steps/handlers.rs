@@ -8,7 +8,7 @@ use regex::Regex;
 
 use super::LabWorld;
 use super::params::unescape;
-use crate::checks::{Check, Exit, JsonType};
+use crate::checks::{Check, Exit, JsonType, OracleCheck};
 use crate::cluster::checks::{ClusterCheck, Expect};
 use crate::model::Lang;
 use crate::sandbox;
@@ -395,4 +395,48 @@ pub async fn file_equals_cluster(
         cluster_query: opt(cluster_query),
     };
     w.check_cluster(lang, check).await
+}
+
+/// The file equals the output of the grader's own run of a command.
+pub async fn file_equals_output(
+    w: &mut LabWorld,
+    lang: Lang,
+    file: &str,
+    command: &str,
+) -> Result<(), String> {
+    let check = OracleCheck::Equals {
+        file: path(file),
+        command: unescape(command),
+    };
+    w.check_oracle(lang, check).await
+}
+
+/// The file holds every line of the output of the grader's own run of a command.
+pub async fn file_has_output_lines(
+    w: &mut LabWorld,
+    lang: Lang,
+    file: &str,
+    command: &str,
+) -> Result<(), String> {
+    let check = OracleCheck::ContainsLines {
+        file: path(file),
+        command: unescape(command),
+    };
+    w.check_oracle(lang, check).await
+}
+
+/// A query on the file equals a query on the output of the grader's own run of a command.
+pub async fn query_equals_output(
+    w: &mut LabWorld,
+    lang: Lang,
+    (file, query): (&str, &str),
+    (command, output_query): (&str, &str),
+) -> Result<(), String> {
+    let check = OracleCheck::QueryEquals {
+        file: path(file),
+        query: unescape(query),
+        command: unescape(command),
+        output_query: unescape(output_query),
+    };
+    w.check_oracle(lang, check).await
 }

@@ -208,3 +208,26 @@ async fn file_equals_cluster(
 ) -> Result<(), String> {
     h::file_equals_cluster(w, Ja, (&f, &q), (&r, &q2)).await
 }
+
+#[then(expr = "ファイル {string} が コマンド {string} の出力と等しい")]
+async fn file_equals_output(w: &mut LabWorld, f: String, c: String) -> Result<(), String> {
+    h::file_equals_output(w, Ja, &f, &c).await
+}
+
+#[then(expr = "ファイル {string} に コマンド {string} の出力のすべての行が含まれる")]
+async fn file_has_output_lines(w: &mut LabWorld, f: String, c: String) -> Result<(), String> {
+    h::file_has_output_lines(w, Ja, &f, &c).await
+}
+
+#[then(
+    expr = "{string} のクエリ {string} の値が コマンド {string} の出力のクエリ {string} の値と等しい"
+)]
+async fn query_equals_output(
+    w: &mut LabWorld,
+    f: String,
+    q: String,
+    c: String,
+    q2: String,
+) -> Result<(), String> {
+    h::query_equals_output(w, Ja, (&f, &q), (&c, &q2)).await
+}

@@ -216,6 +216,24 @@ pub const PHRASES: &[Phrase] = &[
         r#"the query ".istio_crds" on "/root/lab/r.json" should equal the query '[.items[] | select(.spec.group | test("istio.io"))] | length' over the cluster's "customresourcedefinitions""#,
         r#""/root/lab/r.json" のクエリ ".istio_crds" の値が クラスターの "customresourcedefinitions" に対するクエリ '[.items[] | select(.spec.group | test("istio.io"))] | length' の値と等しい"#,
     ),
+    p(
+        Then,
+        "oracle: a file equals the stdout of a command the grader runs in the cell at check time (trailing whitespace ignored)",
+        r#"the file "/root/lab/version.txt" should equal the output of "istioctl version --remote=false""#,
+        r#"ファイル "/root/lab/version.txt" が コマンド "istioctl version --remote=false" の出力と等しい"#,
+    ),
+    p(
+        Then,
+        "oracle: a file holds every line of the grader's command's output",
+        r#"the file "/root/lab/precheck.txt" should contain every line of the output of "istioctl x precheck 2>&1""#,
+        r#"ファイル "/root/lab/precheck.txt" に コマンド "istioctl x precheck 2>&1" の出力のすべての行が含まれる"#,
+    ),
+    p(
+        Then,
+        "oracle: a query on a file equals a query on the grader's command's output (YAML or JSON)",
+        r#"the query ".crds" on "/root/lab/r.json" should equal the query '[.[] | select(.kind == "CustomResourceDefinition")] | length' on the output of "istioctl manifest generate""#,
+        r#""/root/lab/r.json" のクエリ ".crds" の値が コマンド "istioctl manifest generate" の出力のクエリ '[.[] | select(.kind == "CustomResourceDefinition")] | length' の値と等しい"#,
+    ),
 ];
 
 #[cfg(test)]

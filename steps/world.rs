@@ -11,7 +11,7 @@ use cucumber::gherkin;
 use futures::FutureExt;
 
 use crate::cell::{Cell, DEFAULT_TIMEOUT};
-use crate::checks::{Check, CheckError, Env, Fault};
+use crate::checks::{Check, CheckError, Env, Fault, OracleCheck};
 use crate::cluster::checks::ClusterCheck;
 use crate::model::{Lang, Transcript};
 
@@ -103,6 +103,36 @@ impl LabWorld {
                     last: self.last.as_ref(),
                 };
                 check.evaluate(&client, &env, lang).await
+            }
+        };
+        self.conclude(lang, &cell, false, result)
+    }
+
+    /// Evaluates an oracle check: reads the learner's file, then runs the grader's command in
+    /// the cell (with the scenario's timeout) and compares.
+    pub async fn check_oracle(&mut self, lang: Lang, check: OracleCheck) -> Result<(), String> {
+        if self.linting {
+            return check.validate().map_err(|e| e.render(lang));
+        }
+        let cell = self.cell()?;
+        cell.graded();
+        let read = |p: &std::path::Path| cell.sandbox.read(p);
+        let env = Env {
+            read: &read,
+            last: self.last.as_ref(),
+        };
+        let result = match check.read(&env, lang) {
+            Err(f) => Err(f),
+            Ok(text) => {
+                match crate::sandbox::run_script(&cell.sandbox, check.command(), self.timeout())
+                    .await
+                {
+                    Err(e) => Err(Fault::Error(CheckError::Oracle {
+                        command: check.command().to_owned(),
+                        reason: format!("could not start bash: {e}"),
+                    })),
+                    Ok(run) => check.judge(&text, &run, lang),
+                }
             }
         };
         self.conclude(lang, &cell, false, result)

@@ -19,6 +19,8 @@ Feature: Self-test: files, documents and notes
     And the file "/root/labcheck-selftest/app.yaml" should exist
     And the file "/root/labcheck-selftest/out/kinds.txt" should not be empty
     And the file "/root/labcheck-selftest/out/kinds.txt" should have exactly 2 lines
+    And the file "/root/labcheck-selftest/out/kinds.txt" should equal the output of "grep '^kind:' /opt/lab/fixtures/selftest/app.yaml | sort | uniq -c"
+    And the file "/root/labcheck-selftest/app.yaml" should contain every line of the output of "cat /opt/lab/fixtures/selftest/app.yaml"
     And the file "/root/labcheck-selftest/app.yaml" should have at least 2 lines matching "^kind:"
     And the query 'select(.kind == "Deployment") | .spec.replicas' on "/root/labcheck-selftest/app.yaml" should equal 2
 
@@ -33,6 +35,7 @@ Feature: Self-test: files, documents and notes
     And the query ".containers" on "/root/labcheck-selftest/out/summary.json" should include "shop", "log-shipper"
     And the query ".containers" on "/root/labcheck-selftest/out/summary.json" should yield at least 2 results
     And the query ".container_count" on "/root/labcheck-selftest/out/summary.json" should be a number
+    And the query ".container_count" on "/root/labcheck-selftest/out/summary.json" should equal the query '[.[] | select(.kind == "Deployment") | .spec.template.spec.containers[]] | length' on the output of "cat /opt/lab/fixtures/selftest/app.yaml"
     And the query ".image" on "/root/labcheck-selftest/out/summary.json" should equal the query 'select(.kind == "Deployment") | .spec.template.spec.containers[] | select(.name == "shop") | .image' on "/root/labcheck-selftest/app.yaml"
 
   Scenario: Explain what a label does

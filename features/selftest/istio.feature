@@ -15,6 +15,8 @@ Feature: Self-test: real istioctl and kubectl on the local cluster
       """
     Then the last command should succeed
     And the file "/root/labcheck-istio/version.txt" should match "client version: \d+\.\d+"
+    And the file "/root/labcheck-istio/version.txt" should equal the output of "istioctl version 2>&1"
+    And the file "/root/labcheck-istio/manifest.yaml" should equal the output of "istioctl manifest generate"
     And the query 'select(.kind == "Deployment") | .metadata.name' on "/root/labcheck-istio/manifest.yaml" should include "istiod"
     And the query 'select(.kind == "CustomResourceDefinition")' on "/root/labcheck-istio/manifest.yaml" should yield at least 5 results
 

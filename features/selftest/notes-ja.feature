@@ -19,6 +19,7 @@
     かつ ファイル "/root/labcheck-ja/app.yaml" が存在する
     かつ ファイル "/root/labcheck-ja/out/count.txt" が空でない
     かつ ファイル "/root/labcheck-ja/out/count.txt" がちょうど 1 行である
+    かつ ファイル "/root/labcheck-ja/out/count.txt" が コマンド "grep -c '^kind:' /opt/lab/fixtures/selftest/app.yaml" の出力と等しい
     かつ ファイル "/root/labcheck-ja/app.yaml" に "^kind:" にマッチする行が 2 行以上ある
     かつ "/root/labcheck-ja/app.yaml" のクエリ 'select(.kind == "Service") | .spec.ports[0].port' の値が 8080 と等しい
 
@@ -32,6 +33,7 @@
     ならば "/root/labcheck-ja/out/summary.json" のクエリ ".containers" の結果に "shop", "log-shipper" がすべて含まれる
     かつ "/root/labcheck-ja/out/summary.json" のクエリ ".containers" の結果が 2 個以上ある
     かつ "/root/labcheck-ja/out/summary.json" のクエリ ".labels" の値が オブジェクト である
+    かつ "/root/labcheck-ja/out/summary.json" のクエリ ".containers" の値が コマンド "cat /opt/lab/fixtures/selftest/app.yaml" の出力のクエリ '[.[] | select(.kind == "Deployment") | .spec.template.spec.containers[].name]' の値と等しい
     かつ "/root/labcheck-ja/out/summary.json" のクエリ ".image" の値が "/root/labcheck-ja/app.yaml" のクエリ 'select(.kind == "Deployment") | .spec.template.spec.containers[0].image' の値と等しい
 
   シナリオ: ラベルの効き目をメモに書く

@@ -10,9 +10,11 @@ pub(crate) mod documents;
 mod error;
 mod files;
 mod notes;
+pub mod oracle;
 
 pub use documents::{Document, Expect, JsonType, query};
 pub use error::{CheckError, Fault};
+pub use oracle::OracleCheck;
 
 use std::path::{Path, PathBuf};
 

@@ -385,10 +385,11 @@ impl Sandbox {
         Ok(Network(std::sync::Arc::new(h.net.try_clone()?)))
     }
 
-    /// Reads a file as the learner sees it.
+    /// Reads a file as the learner sees it, up to [`READ_LIMIT`] bytes. A FIFO, socket or
+    /// device is refused (`InvalidInput`) rather than read, which could block or never end.
     pub fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         let path = path.to_owned();
-        self.inside(move || std::fs::read(&path))
+        self.inside(move || read_regular(&path))
     }
 
     /// Stops the holder (and with it the namespaces, once their last process is gone).
@@ -436,6 +437,43 @@ impl Network {
         .join()
         .unwrap_or_else(|_| Err(io::Error::other("network thread panicked")))
     }
+}
+
+/// The largest file a check reads.
+pub const READ_LIMIT: u64 = 64 << 20;
+
+fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(path)?;
+    let kind = meta.file_type();
+    let what = if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_dir() {
+        return Err(io::Error::from(io::ErrorKind::IsADirectory));
+    } else {
+        ""
+    };
+    if !what.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{what}, not a regular file"),
+        ));
+    }
+    if meta.len() > READ_LIMIT {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!(
+                "{} bytes, over the {} MiB a check reads",
+                meta.len(),
+                READ_LIMIT >> 20
+            ),
+        ));
+    }
+    std::fs::read(path)
 }
 
 fn slug(path: &Path) -> String {

@@ -159,3 +159,37 @@ fn tag_expressions_select_scenarios_and_bad_ones_are_refused() {
         .code(2)
         .stderr(predicate::str::contains("invalid tag expression"));
 }
+
+#[test]
+fn a_check_error_in_a_mistake_is_a_harness_error_not_a_rejection() {
+    run("mistake-check-error")
+        .code(2)
+        .stderr(predicate::str::contains(
+            "tests/labs/broken/mistake-check-error.feature:19",
+        ))
+        .stderr(predicate::str::contains("check error: jq query"))
+        .stderr(predicate::str::contains("cannot"));
+}
+
+#[test]
+fn a_mistake_named_by_a_check_that_does_not_compile_fails_the_run() {
+    run("mistake-jq-syntax")
+        .code(1)
+        .stderr(predicate::str::contains(
+            "tests/labs/broken/mistake-jq-syntax.feature:9:",
+        ))
+        .stderr(predicate::str::contains(
+            "tests/labs/broken/mistake-jq-syntax.feature:21:",
+        ))
+        .stderr(predicate::str::contains("invalid jq query \".mode |\""));
+}
+
+#[test]
+fn a_fifo_where_a_file_should_be_is_a_check_error_and_does_not_hang() {
+    run("fifo")
+        .code(2)
+        .stderr(predicate::str::contains(
+            "tests/labs/broken/fifo.feature:10",
+        ))
+        .stderr(predicate::str::contains("a FIFO, not a regular file"));
+}

@@ -3,5 +3,6 @@
 mod author;
 mod broken;
 mod cluster;
+mod honest;
 mod matrix;
 mod sandbox;

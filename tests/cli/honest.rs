@@ -1,0 +1,129 @@
+//! A run is green only when it ran something and graded it: runs that plan nothing, labs that
+//! grade nothing and steps grading could not evaluate never pass.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn labcheck() -> Command {
+    let mut cmd = Command::cargo_bin("labcheck").expect("binary");
+    cmd.timeout(std::time::Duration::from_secs(120));
+    cmd
+}
+
+#[test]
+fn tags_matching_nothing_exit_2() {
+    labcheck()
+        .args([
+            "run",
+            "features/selftest/files.feature",
+            "--tags",
+            "@nothing",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "nothing to run: no scenario matches --tags",
+        ));
+}
+
+#[test]
+fn step_0_exits_2() {
+    labcheck()
+        .args(["run", "features/selftest/files.feature", "--step", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--step 0 selects no step"));
+}
+
+#[test]
+fn a_lab_that_grades_nothing_exits_2_with_file_and_line() {
+    labcheck()
+        .args(["run", "tests/labs/empty/no-scenario.feature"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "tests/labs/empty/no-scenario.feature:1:1: the Feature has no Scenario",
+        ));
+    labcheck()
+        .args(["run", "tests/labs/empty/no-check.feature"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "tests/labs/empty/no-check.feature:3:3: the Scenario \"Commands only\" grades nothing",
+        ));
+}
+
+#[test]
+fn an_istio_lab_run_from_outside_the_repository_finds_its_versions_or_says_why() {
+    // The versions file is found next to the lab, not in the working directory.
+    let elsewhere = tempfile::tempdir().expect("temp dir");
+    let lab = std::fs::canonicalize("features/selftest/istio.feature").expect("lab");
+    labcheck()
+        .current_dir(elsewhere.path())
+        .args(["lint"])
+        .arg(&lab)
+        .assert()
+        .code(0);
+    // A copy with no versions file beside it: exit 2 and the reason, never a silent pass.
+    let copy = elsewhere.path().join("istio.feature");
+    std::fs::copy(&lab, &copy).expect("copy");
+    labcheck()
+        .current_dir(elsewhere.path())
+        .args(["run"])
+        .arg(&copy)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "there is no Istio version to run it on",
+        ));
+    // An explicit --istio with no versions file is an error too.
+    labcheck()
+        .current_dir(elsewhere.path())
+        .args(["run", "--istio", "1.31"])
+        .arg(&copy)
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn grading_does_not_pass_a_step_it_could_not_evaluate() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
+    let reports = tempfile::tempdir().expect("reports");
+    let lab = "tests/labs/broken/not-graded.feature";
+    let out = labcheck()
+        .env("LABCHECK_STATE_DIR", state.path())
+        .args(["run", lab, "--step", "2", "--report-dir"])
+        .arg(reports.path())
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cell = std::fs::read_dir(state.path().join("cells"))
+        .expect("cells")
+        .flatten()
+        .next()
+        .expect("a kept cell")
+        .file_name()
+        .to_string_lossy()
+        .into_owned();
+    let graded = labcheck()
+        .env("LABCHECK_STATE_DIR", state.path())
+        .args(["grade", lab, "--cell", &cell])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "Step 1: Make the directory — pass",
+        ))
+        .stdout(predicate::str::contains("Step 2: Say hello — not graded"))
+        .stdout(predicate::str::contains("1 of 2 steps pass"));
+    drop(graded);
+    labcheck()
+        .env("LABCHECK_STATE_DIR", state.path())
+        .args(["down", "--all"])
+        .assert()
+        .code(0);
+}

@@ -1,0 +1,2 @@
+Feature: Empty: a lab with no step
+  It grades nothing.
