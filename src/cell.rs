@@ -26,6 +26,8 @@ pub struct Cell {
     pub grading: bool,
     /// The harness's client for the cell's cluster, when the lab has one.
     pub kube: Option<kube::Client>,
+    /// A timeout for every learner command, instead of the scenarios' own (mutants).
+    pub timeout: Option<Duration>,
     transcripts: Mutex<Vec<Transcript>>,
     prepared: Mutex<HashSet<String>>,
     /// The first check of the current step that could not be evaluated.
@@ -59,6 +61,7 @@ impl Cell {
             discrimination: true,
             grading: false,
             kube: None,
+            timeout: None,
             transcripts: Mutex::new(Vec::new()),
             prepared: Mutex::new(HashSet::new()),
             error: Mutex::new(None),

@@ -48,6 +48,9 @@ pub enum Command {
     Vocabulary,
     /// Grade a learner's environment: run only the lab's checks, step by step.
     Grade(GradeArgs),
+    /// Mutation testing of a lab's checks: run plausible wrong answers made from its reference
+    /// solution and report those that no check rejects.
+    Mutate(MutateArgs),
     /// List kept cells.
     Ps,
     /// Open a shell inside a kept cell: its files, KUBECONFIG, PATH and network.
@@ -105,6 +108,27 @@ pub struct RunArgs {
     /// With --cluster kind: the node image.
     #[arg(long)]
     pub kind_image: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MutateArgs {
+    /// The lab (a feature file).
+    pub lab: PathBuf,
+    /// Istio versions (default: the versions file's default matrix).
+    #[arg(long, value_delimiter = ',')]
+    pub istio: Vec<String>,
+    /// Mutate steps 1..=N only (every mutant still runs to the end of the lab).
+    #[arg(long)]
+    pub step: Option<usize>,
+    /// Mutant cells run in parallel.
+    #[arg(long, short, default_value_t = 2)]
+    pub jobs: usize,
+    /// List the mutants without running anything.
+    #[arg(long)]
+    pub list: bool,
+    /// Where `mutants/` (outcomes.json, caught.txt, missed.txt) goes.
+    #[arg(long, default_value = "target/labcheck")]
+    pub report_dir: PathBuf,
 }
 
 /// Cluster backends.
@@ -169,6 +193,7 @@ where
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    crate::steps::world::quiet_step_panics();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -203,6 +228,7 @@ where
             }
             Ok((tc, versions)) => toolchain::commands::doctor(&tc, &versions, &istio),
         },
+        Command::Mutate(args) => runtime.block_on(mutate(args)),
         Command::Ps => ps(),
         Command::Shell { cell } => runtime.block_on(shell(&cell)),
         Command::Down { cell, all } => runtime.block_on(down(cell.as_deref(), all)),
@@ -326,6 +352,230 @@ pub async fn run(args: RunArgs) -> i32 {
     let (passed, failed, not_run) = record.counts();
     println!("{passed} passed, {failed} failed, {not_run} skipped");
     summary.exit_code()
+}
+
+/// `labcheck mutate`: the baseline, then every mutant, then the report. Exit 0 when every missed
+/// mutant is marked equivalent, 1 when some are not (or a mutant's checks could not be
+/// evaluated), 2 when mutation testing could not be done.
+async fn mutate(args: MutateArgs) -> i32 {
+    use crate::mutate::{self, MutateOptions, generate, report};
+    let fail = |e: &dyn std::fmt::Display| {
+        eprintln!("labcheck mutate: {e}");
+        2
+    };
+    let loaded = match mutate::load(&args.lab, args.step) {
+        Ok(l) => l,
+        Err(mutate::MutateError::Plan(e)) => return report_plan_error(&e),
+        Err(e) => return fail(&e),
+    };
+    let lang = loaded.lab.lang;
+    if loaded.scripts.is_empty() {
+        return fail(&"the lab has no learner commands to mutate");
+    }
+    let equivalents = match mutate::equivalents::load(&args.lab) {
+        Ok(e) => e,
+        Err(e) => return fail(&e),
+    };
+    if args.list {
+        let all = generate::mutants(&loaded.scripts, None);
+        for m in &all {
+            println!(
+                "{} {} {} {}:{}: {}",
+                m.id,
+                lang.pick("step", "ステップ"),
+                m.step,
+                args.lab.display(),
+                m.lines.0,
+                m.describe()
+            );
+        }
+        println!("{} {}", all.len(), lang.pick("mutants", "個の変異"));
+        return 0;
+    }
+    let setup = tool_setup_for(std::slice::from_ref(&args.lab));
+    let mut labels = match &setup {
+        Ok((_, versions)) if args.istio.is_empty() => versions.default_labels().to_vec(),
+        Ok(_) => args.istio.clone(),
+        Err(_) => Vec::new(),
+    };
+    let mut seen = std::collections::HashSet::new();
+    labels.retain(|l| seen.insert(l.clone()));
+    let opts = MutateOptions {
+        lab: args.lab.clone(),
+        labels,
+        step: args.step,
+        jobs: args.jobs,
+        state_dir: runner::default_state_dir(),
+    };
+    let mut base = mutate::baseline_options(&opts, mutate::redirect_targets(&loaded));
+    if let Err(e) = &setup {
+        base.istio_unavailable = Some(e.clone());
+    }
+    let cells = match runner::plan(&base) {
+        Ok(c) => c,
+        Err(e) => return report_plan_error(&e),
+    };
+    let env = if cells.iter().all(|c| c.needs == runner::Needs::Sandbox) {
+        runner::Environment::sandbox_only()
+    } else {
+        // Mutants run on the default backend, as `labcheck run` does.
+        let Ok(Cli {
+            command: Command::Run(run_args),
+        }) = Cli::try_parse_from(["labcheck", "run"])
+        else {
+            return fail(&"cannot build the default run options");
+        };
+        match &setup {
+            Ok((tc, versions)) => {
+                match prepare_environment(tc, versions, &run_args, &cells).await {
+                    Ok(env) => env,
+                    Err(e) => return fail(&e),
+                }
+            }
+            Err(e) => return fail(e),
+        }
+    };
+    eprintln!(
+        "labcheck mutate: {} ({} {})",
+        lang.pick("running the reference solution", "模範解答を実行"),
+        cells.len(),
+        lang.pick("cell(s)", "セル")
+    );
+    let (baseline, slowest) = mutate::baseline(&base, &env, cells).await;
+    for (label, (passed, _)) in &baseline {
+        if !passed {
+            return fail(&mutate::MutateError::Baseline {
+                label: label.clone(),
+                lab: args.lab.display().to_string(),
+            });
+        }
+    }
+    let slug = loaded.lab.slug();
+    let work = opts
+        .state_dir
+        .join("mutants")
+        .join(format!("{slug}-{}", std::process::id()));
+    let mut results: Vec<mutate::Result> = Vec::new();
+    let mut interrupted = false;
+    for (label, (_, answers)) in &baseline {
+        let all = generate::mutants(&loaded.scripts, Some(answers));
+        let mut viable = Vec::new();
+        for m in all {
+            match mutate::syntax_error(&m.script) {
+                Some(message) => results.push(mutate::Result {
+                    mutant: m,
+                    label: label.clone(),
+                    outcome: mutate::Outcome::Unviable { message },
+                    equivalent: None,
+                }),
+                None => viable.push(m),
+            }
+        }
+        eprintln!(
+            "labcheck mutate: istio {label}: {} {}",
+            viable.len(),
+            lang.pick("mutants to run", "個の変異を実行")
+        );
+        let dir = work.join(label.replace('.', "-"));
+        let paths = match mutate::write_mutants(&dir, &loaded, &viable) {
+            Ok(p) => p,
+            Err(e) => return fail(&e),
+        };
+        let run_opts =
+            mutate::mutant_options(&opts, paths.values().cloned().collect(), label, slowest);
+        let cells = match runner::plan(&run_opts) {
+            Ok(c) => mutate::from_original(c, &args.lab),
+            Err(e) => return report_plan_error(&e),
+        };
+        let by_slug = viable
+            .iter()
+            .map(|m| (format!("{slug}.m-{}", m.id), m.clone()))
+            .collect();
+        let (eq, l) = (equivalents.clone(), label.clone());
+        let done: mutate::Done = Rc::new(move |m, o| {
+            let r = mutate::Result {
+                mutant: m.clone(),
+                label: l.clone(),
+                outcome: o.clone(),
+                equivalent: eq.get(&m.id).cloned(),
+            };
+            eprintln!("{}", report::line(&r, lang));
+        });
+        let (outcomes, stopped) = mutate::run_mutants(&run_opts, &env, cells, by_slug, done).await;
+        let _ = std::fs::remove_dir_all(&dir);
+        for m in viable {
+            let outcome = outcomes
+                .get(&m.id)
+                .cloned()
+                .unwrap_or(mutate::Outcome::Error {
+                    message: "not run (the run was interrupted)".to_owned(),
+                });
+            let equivalent = equivalents.get(&m.id).cloned();
+            results.push(mutate::Result {
+                mutant: m,
+                label: label.clone(),
+                outcome,
+                equivalent,
+            });
+        }
+        if stopped {
+            interrupted = true;
+            break;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    results.sort_by(|a, b| {
+        (&a.label, a.mutant.lines, &a.mutant.id).cmp(&(&b.label, b.mutant.lines, &b.mutant.id))
+    });
+    let missed: Vec<&mutate::Result> = results
+        .iter()
+        .filter(|r| r.outcome == mutate::Outcome::Missed)
+        .collect();
+    if !missed.is_empty() {
+        println!(
+            "\n{}",
+            lang.pick(
+                "Missed mutants (no check rejects these wrong answers):",
+                "見逃した変異(どのチェックもこの間違った解答を不合格にしない):"
+            )
+        );
+        for r in &missed {
+            let label = if r.label == "-" {
+                String::new()
+            } else {
+                format!("[istio {}] ", r.label)
+            };
+            print!("{label}{}", report::diff(r, &args.lab));
+        }
+    }
+    println!("\n{}", report::summary(&results, lang));
+    let dir = args.report_dir.join("mutants");
+    if let Err(e) = report::write(&dir, &args.lab, &results) {
+        eprintln!("labcheck mutate: cannot write {}: {e}", dir.display());
+        return 2;
+    }
+    println!("labcheck mutate: {}", dir.display());
+    let unmarked = missed.iter().any(|r| r.equivalent.is_none());
+    let errors = results
+        .iter()
+        .any(|r| matches!(r.outcome, mutate::Outcome::Error { .. }));
+    if interrupted {
+        130
+    } else if unmarked || errors {
+        if unmarked {
+            eprintln!(
+                "labcheck mutate: {} {}",
+                lang.pick(
+                    "mark a missed mutant that changes nothing a grader could see in",
+                    "採点で区別できない見逃しは次のファイルで同等と記す:"
+                ),
+                mutate::equivalents::path_for(&args.lab).display()
+            );
+        }
+        1
+    } else {
+        0
+    }
 }
 
 /// The toolchain and the versions file (`istio-versions.toml` in the working directory).

@@ -12,6 +12,7 @@ pub mod cluster;
 pub mod kept;
 pub mod lint;
 pub mod model;
+pub mod mutate;
 pub mod report;
 pub mod runner;
 pub mod sandbox;

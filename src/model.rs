@@ -222,6 +222,11 @@ pub enum Event {
         duration: Duration,
         transcripts: Vec<Transcript>,
     },
+    /// Files a cell's sandbox held at the end of its run (those the run asked for that exist).
+    Captured {
+        cell: CellId,
+        files: Vec<(PathBuf, Vec<u8>)>,
+    },
     CellFinished {
         cell: CellId,
         passed: bool,

@@ -59,7 +59,11 @@ impl LabWorld {
 
     /// The timeout for learner commands of this scenario.
     pub fn timeout(&self) -> Duration {
-        self.scenario.timeout.unwrap_or(DEFAULT_TIMEOUT)
+        self.cell
+            .as_ref()
+            .and_then(|c| c.timeout)
+            .or(self.scenario.timeout)
+            .unwrap_or(DEFAULT_TIMEOUT)
     }
 
     /// Evaluates a check: fails the step with the learner-readable message, or in probe mode
@@ -263,6 +267,22 @@ impl LabWorld {
         }
         Ok(())
     }
+}
+
+/// Step definitions fail by panicking, as cucumber expects; cucumber silences the panic hook
+/// while it runs, but several cells run cucumber at once and restore each other's hooks. This
+/// hook stays quiet for panics raised by step definitions and reports every other panic as Rust
+/// does. Installed at start and again after each cucumber run.
+pub fn quiet_step_panics() {
+    type Hook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Send + Sync>;
+    static DEFAULT: OnceLock<Hook> = OnceLock::new();
+    DEFAULT.get_or_init(std::panic::take_hook);
+    std::panic::set_hook(Box::new(|info| {
+        let from_step = info.location().is_some_and(|l| l.file().contains("steps/"));
+        if !from_step && let Some(default) = DEFAULT.get() {
+            default(info);
+        }
+    }));
 }
 
 /// The text of a panic payload.

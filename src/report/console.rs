@@ -19,6 +19,7 @@ impl Console {
         match event {
             Event::RunStarted { cells } => eprintln!("labcheck: {} cell(s)", cells.len()),
             Event::CellStarted { cell } => eprintln!("▶ {cell}"),
+            Event::Captured { .. } => {}
             Event::EnvironmentReady { cell, setup, .. } => {
                 eprintln!("  {cell}: environment ready in {:.2}s", setup.as_secs_f64())
             }

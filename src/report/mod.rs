@@ -129,6 +129,7 @@ impl Record {
                     c.error = error.clone();
                 }
             }
+            Event::Captured { .. } => {}
             Event::RunFinished {
                 interrupted,
                 duration,

@@ -48,6 +48,15 @@ pub struct RunOptions {
     pub istio: Vec<String>,
     /// Why there are no Istio labels (no versions file found), for labs tagged `@istio`.
     pub istio_unavailable: Option<String>,
+    /// Whether mistake scenarios get cells of their own (not in `--step N` or mutation runs).
+    pub mistakes: bool,
+    /// Whether scenarios must show a failing check before their commands (not for mutants,
+    /// whose earlier steps already differ from the reference).
+    pub discrimination: bool,
+    /// A timeout for every learner command, instead of the scenarios' own.
+    pub timeout: Option<Duration>,
+    /// Files each cell's sandbox holds at the end of its run, reported as [`Event::Captured`].
+    pub capture: Vec<PathBuf>,
 }
 
 impl RunOptions {
@@ -62,6 +71,10 @@ impl RunOptions {
             report_dir: PathBuf::from("target/labcheck"),
             istio: Vec::new(),
             istio_unavailable: None,
+            mistakes: true,
+            discrimination: true,
+            timeout: None,
+            capture: Vec::new(),
         }
     }
 }
@@ -201,10 +214,9 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
                 });
             }
             // `--step N` is an author's loop on the lab's steps; mistakes run in full runs.
-            let mistakes = lab
-                .steps
-                .iter()
-                .filter(|s| s.kind == StepKind::Mistake && opts.step.is_none() && selected(s));
+            let mistakes = lab.steps.iter().filter(|s| {
+                s.kind == StepKind::Mistake && opts.step.is_none() && opts.mistakes && selected(s)
+            });
             for m in mistakes {
                 // The mistake replaces the step it follows: replay the steps before that one.
                 let before = lab
@@ -325,7 +337,7 @@ async fn run_cell(
         .join("cells")
         .join(format!("{}-{}", id.slug(), std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let (cell, mut cluster) = match prepare(env, &plan, &dir, keep, &sink).await {
+    let (cell, mut cluster) = match prepare(env, opts, &plan, &dir, keep, &sink).await {
         Ok(prepared) => prepared,
         Err(error) => {
             not_run(&plan, &sink, &plan.lines, &error);
@@ -343,6 +355,17 @@ async fn run_cell(
         record_kept(&cell, cluster.as_ref());
     }
     let (passed, error) = run_scenarios(&plan, cell.clone(), sink.clone()).await;
+    if !opts.capture.is_empty() {
+        let files = opts
+            .capture
+            .iter()
+            .filter_map(|p| cell.sandbox.read(p).ok().map(|b| (p.clone(), b)))
+            .collect();
+        sink(Event::Captured {
+            cell: id.clone(),
+            files,
+        });
+    }
     if keep {
         // The workdir and environment are settled once the Background has run.
         record_kept(&cell, cluster.as_ref());
@@ -371,6 +394,7 @@ async fn run_cell(
 /// Builds a cell: its sandbox, its tools, its cluster.
 async fn prepare(
     env: &Environment,
+    opts: &RunOptions,
     plan: &CellPlan,
     dir: &Path,
     keep: bool,
@@ -396,6 +420,8 @@ async fn prepare(
     environment::link_tools(&dir.join("bin"), &tools)
         .map_err(|e| format!("cannot link tools into {}: {e}", dir.display()))?;
     let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
+    cell.discrimination = opts.discrimination;
+    cell.timeout = opts.timeout;
     let cluster = match backend {
         None => None,
         Some(b) => {
@@ -483,6 +509,7 @@ pub(crate) async fn run_scenarios(
             lines.contains(&sc.position.line)
         })
         .await;
+    crate::steps::world::quiet_step_panics();
     let mut passed = writer.error.is_none();
     let mut error = writer.error.clone();
     let mut missing = Vec::new();

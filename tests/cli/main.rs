@@ -5,4 +5,5 @@ mod broken;
 mod cluster;
 mod honest;
 mod matrix;
+mod mutate;
 mod sandbox;

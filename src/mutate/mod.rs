@@ -1,0 +1,362 @@
+//! `labcheck mutate`: mutation testing of a lab's checks, the way cargo-mutants tests a test
+//! suite. The reference solution must pass first (the baseline). Then each mutant — the lab with
+//! one step's learner script changed into a plausible wrong answer ([`generate`]) — runs from
+//! step 1 to the end of the lab in a cell of its own, and is *caught* when a check of its step or
+//! of a later one fails, *missed* when every check passes, a *timeout* when a command hangs, and
+//! *unviable* when bash rejects the script. Missed mutants are the lab's weak checks, unless the
+//! author marks them equivalent ([`equivalents`]).
+
+pub mod bash;
+pub mod equivalents;
+pub mod generate;
+pub mod lab;
+pub mod report;
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use generate::{Answers, Mutant};
+
+use crate::model::{CellId, Event, Lab, Outcome as StepOutcome, Transcript};
+use crate::runner::{self, CellPlan, Environment, RunOptions};
+
+/// What became of one mutant (cargo-mutants' names).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(tag = "outcome", rename_all = "lowercase")]
+pub enum Outcome {
+    /// A check failed: the feature line of the first one, and what it said.
+    Caught { line: usize, message: String },
+    /// Every check passed.
+    Missed,
+    /// A learner command of the mutant did not finish in time.
+    Timeout,
+    /// bash rejects the mutated script.
+    Unviable { message: String },
+    /// The mutant's cell could not be run or graded (a harness error).
+    Error { message: String },
+}
+
+impl Outcome {
+    pub fn word(&self, lang: crate::model::Lang) -> &'static str {
+        match self {
+            Outcome::Caught { .. } => lang.pick("caught", "検出"),
+            Outcome::Missed => lang.pick("MISSED", "見逃し"),
+            Outcome::Timeout => lang.pick("timeout", "タイムアウト"),
+            Outcome::Unviable { .. } => lang.pick("unviable", "実行不能"),
+            Outcome::Error { .. } => lang.pick("error", "エラー"),
+        }
+    }
+}
+
+/// One mutant on one Istio version, and its outcome.
+#[derive(Clone, Debug)]
+pub struct Result {
+    pub mutant: Mutant,
+    pub label: String,
+    pub outcome: Outcome,
+    /// The author's reason, when the mutant is marked equivalent.
+    pub equivalent: Option<String>,
+}
+
+/// Why mutation testing could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum MutateError {
+    #[error(transparent)]
+    Plan(#[from] runner::PlanError),
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Equivalents(#[from] equivalents::EquivalentsError),
+    #[error(
+        "the reference solution fails on {label}, so its mutants would prove nothing: run `labcheck run {lab}` and fix it first"
+    )]
+    Baseline { label: String, lab: String },
+    #[error("cannot write mutant {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What `labcheck mutate` was asked to do.
+#[derive(Clone, Debug)]
+pub struct MutateOptions {
+    pub lab: PathBuf,
+    pub labels: Vec<String>,
+    pub step: Option<usize>,
+    pub jobs: usize,
+    pub state_dir: PathBuf,
+}
+
+/// The lab's text, its parsed feature and lab, and its step scripts.
+pub struct Loaded {
+    pub text: String,
+    pub lab: Lab,
+    pub scripts: Vec<generate::StepScript>,
+}
+
+/// Reads and lints the lab, and finds its step scripts.
+pub fn load(path: &Path, step: Option<usize>) -> std::result::Result<Loaded, MutateError> {
+    let text = std::fs::read_to_string(path).map_err(|source| MutateError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let (lab, feature) = crate::lint::load(path)
+        .map_err(runner::PlanError::from)?
+        .map_err(runner::PlanError::Lint)?;
+    let scripts = lab::scripts(&text, &feature, step);
+    Ok(Loaded { text, lab, scripts })
+}
+
+/// The absolute files the scripts redirect output to: what the baseline captures for typed
+/// answers.
+pub fn redirect_targets(loaded: &Loaded) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = generate::mutants(&loaded.scripts, None)
+        .iter()
+        .filter(|m| m.operator == generate::Operator::TypedAnswer)
+        .filter_map(|m| {
+            m.after
+                .first()
+                .and_then(|l| l.rsplit_once("> "))
+                .map(|(_, p)| PathBuf::from(p.trim()))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The baseline's options: the lab alone, no mistakes, capturing what typed answers need.
+pub fn baseline_options(opts: &MutateOptions, capture: Vec<PathBuf>) -> RunOptions {
+    let mut run = RunOptions::new(vec![opts.lab.clone()]);
+    run.istio = opts.labels.clone();
+    run.jobs = opts.jobs;
+    run.mistakes = false;
+    run.capture = capture;
+    run.state_dir = opts.state_dir.clone();
+    run
+}
+
+/// Runs the reference solution on every label: passes, the captured answers per label, and how
+/// long the slowest step took.
+pub async fn baseline(
+    run_opts: &RunOptions,
+    env: &Environment,
+    cells: Vec<CellPlan>,
+) -> (BTreeMap<String, (bool, Answers)>, Duration) {
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let sink_events = events.clone();
+    let sink: runner::Sink = Rc::new(move |e| sink_events.borrow_mut().push(e));
+    let summary = runner::run(run_opts, env, cells.clone(), sink).await;
+    let mut out: BTreeMap<String, (bool, Answers)> = BTreeMap::new();
+    let mut slowest = Duration::ZERO;
+    for c in &cells {
+        let passed = !summary.failed_cells.contains(&c.id) && !summary.interrupted;
+        out.insert(c.id.label.clone(), (passed, Answers::new()));
+    }
+    for e in events.borrow().iter() {
+        match e {
+            Event::Captured { cell, files } => {
+                if let Some((_, answers)) = out.get_mut(&cell.label) {
+                    for (path, bytes) in files {
+                        let text = String::from_utf8_lossy(bytes);
+                        let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+                        if let Some(first) = lines.next() {
+                            let only = lines.next().is_none();
+                            answers.insert(path.clone(), (first.to_owned(), only));
+                        }
+                    }
+                }
+            }
+            Event::StepFinished { transcripts, .. } => {
+                let spent: Duration = transcripts.iter().map(|t| t.duration).sum();
+                slowest = slowest.max(spent);
+            }
+            _ => {}
+        }
+    }
+    (out, slowest)
+}
+
+/// Whether bash accepts the script (`bash -n`); the reason when not.
+pub fn syntax_error(script: &str) -> Option<String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let child = Command::new("bash")
+        .args(["--noprofile", "--norc", "-n"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => return Some(format!("cannot run bash -n: {e}")),
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(script.as_bytes());
+    }
+    match child.wait_with_output() {
+        Ok(out) if out.status.success() => None,
+        Ok(out) => Some(
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("bash -n failed")
+                .to_owned(),
+        ),
+        Err(e) => Some(format!("cannot run bash -n: {e}")),
+    }
+}
+
+/// Writes each mutant's feature file under `dir`; returns the paths by mutant id.
+pub fn write_mutants(
+    dir: &Path,
+    loaded: &Loaded,
+    mutants: &[Mutant],
+) -> std::result::Result<HashMap<String, PathBuf>, MutateError> {
+    std::fs::create_dir_all(dir).map_err(|source| MutateError::Write {
+        path: dir.to_owned(),
+        source,
+    })?;
+    let mut out = HashMap::new();
+    for m in mutants {
+        let path = dir.join(format!("{}.m-{}.feature", loaded.lab.slug(), m.id));
+        std::fs::write(&path, lab::mutated_feature(&loaded.text, m)).map_err(|source| {
+            MutateError::Write {
+                path: path.clone(),
+                source,
+            }
+        })?;
+        out.insert(m.id.clone(), path);
+    }
+    Ok(out)
+}
+
+/// The options mutants run with: no mistakes, no discrimination, a timeout from the baseline.
+pub fn mutant_options(
+    opts: &MutateOptions,
+    paths: Vec<PathBuf>,
+    label: &str,
+    slowest: Duration,
+) -> RunOptions {
+    let mut run = RunOptions::new(paths);
+    run.istio = vec![label.to_owned()];
+    run.jobs = opts.jobs;
+    run.mistakes = false;
+    run.discrimination = false;
+    run.timeout = Some((slowest * 3).max(Duration::from_secs(20)));
+    run.state_dir = opts.state_dir.clone();
+    run
+}
+
+/// Points each planned mutant cell back at the original lab (fixtures, report lines).
+pub fn from_original(mut cells: Vec<CellPlan>, original: &Path) -> Vec<CellPlan> {
+    for c in &mut cells {
+        let mut lab = (*c.lab).clone();
+        lab.source = Some(original.to_owned());
+        c.lab = Arc::new(lab);
+    }
+    cells
+}
+
+/// Told of each mutant's outcome as it finishes.
+pub type Done = Rc<dyn Fn(&Mutant, &Outcome)>;
+
+/// Runs the planned mutant cells; `done` is told of each mutant's outcome as it finishes.
+pub async fn run_mutants(
+    run_opts: &RunOptions,
+    env: &Environment,
+    cells: Vec<CellPlan>,
+    by_slug: HashMap<String, Mutant>,
+    done: Done,
+) -> (HashMap<String, Outcome>, bool) {
+    type Seen = HashMap<CellId, Vec<(usize, StepOutcome, Vec<Transcript>)>>;
+    let seen: Rc<RefCell<Seen>> = Rc::default();
+    let outcomes: Rc<RefCell<HashMap<String, Outcome>>> = Rc::default();
+    let (s, o, m) = (seen.clone(), outcomes.clone(), Rc::new(by_slug));
+    let sink: runner::Sink = Rc::new(move |e| match e {
+        Event::StepFinished {
+            cell,
+            step,
+            outcome,
+            transcripts,
+            ..
+        } => s
+            .borrow_mut()
+            .entry(cell)
+            .or_default()
+            .push((step.line, outcome, transcripts)),
+        Event::CellFinished { cell, error, .. } => {
+            let Some(mutant) = m.get(&cell.lab) else {
+                return;
+            };
+            let steps = s.borrow_mut().remove(&cell).unwrap_or_default();
+            let outcome = classify(mutant, &steps, error.as_deref());
+            done(mutant, &outcome);
+            o.borrow_mut().insert(mutant.id.clone(), outcome);
+        }
+        _ => {}
+    });
+    let summary = runner::run(run_opts, env, cells, sink).await;
+    (outcomes.take(), summary.interrupted)
+}
+
+/// A mutant's outcome from its cell's steps.
+fn classify(
+    mutant: &Mutant,
+    steps: &[(usize, StepOutcome, Vec<Transcript>)],
+    error: Option<&str>,
+) -> Outcome {
+    for (line, outcome, transcripts) in steps {
+        match outcome {
+            StepOutcome::Passed | StepOutcome::NotRun { .. } | StepOutcome::NotGraded { .. } => {}
+            StepOutcome::Error { message, .. } => {
+                return Outcome::Error {
+                    message: first_line(message),
+                };
+            }
+            StepOutcome::Failed {
+                line: failed,
+                message,
+            } => {
+                if transcripts.iter().any(|t| t.timed_out) {
+                    return Outcome::Timeout;
+                }
+                if *line < mutant.scenario_line {
+                    return Outcome::Error {
+                        message: format!(
+                            "step at line {line} failed before the mutated step: {}",
+                            first_line(message)
+                        ),
+                    };
+                }
+                return Outcome::Caught {
+                    line: *failed,
+                    message: first_line(message),
+                };
+            }
+        }
+    }
+    match error {
+        Some(e) => Outcome::Error {
+            message: first_line(e),
+        },
+        None if steps.is_empty() => Outcome::Error {
+            message: "the mutant's cell ran no step".to_owned(),
+        },
+        None => Outcome::Missed,
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or_default().to_owned()
+}

@@ -1,0 +1,112 @@
+//! `labcheck mutate` on a sandbox-only lab with one weak and one strong check: the weak check's
+//! mutants are reported missed with their diff and file:line, the strong check's caught, and
+//! marking the missed ones equivalent makes the run pass.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+const LAB: &str = "tests/labs/mutate/weak-and-strong.feature";
+
+fn labcheck() -> Command {
+    let mut cmd = Command::cargo_bin("labcheck").expect("binary");
+    cmd.timeout(std::time::Duration::from_secs(300));
+    cmd
+}
+
+fn outcomes(dir: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(dir.join("mutants/outcomes.json")).expect("outcomes.json");
+    serde_json::from_str::<Vec<Value>>(&text).expect("a JSON array")
+}
+
+fn find<'a>(rows: &'a [Value], after: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| {
+            r["after"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|l| l == after))
+        })
+        .unwrap_or_else(|| panic!("no mutant gives {after:?}: {rows:?}"))
+}
+
+#[test]
+fn list_shows_every_mutant_without_running() {
+    labcheck()
+        .args(["mutate", LAB, "--list"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(format!(
+            "{LAB}:14: scalar `replicas: 3` → `replicas: 4`"
+        )))
+        .stdout(predicate::str::contains("delete-command"))
+        .stdout(predicate::str::contains("6 mutants"));
+}
+
+#[test]
+fn the_weak_check_misses_and_the_strong_one_catches() {
+    let reports = tempfile::tempdir().expect("reports");
+    labcheck()
+        .args(["mutate", LAB, "--report-dir"])
+        .arg(reports.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!("{LAB}:14: scalar")))
+        .stdout(predicate::str::contains("  - replicas: 3\n  + replicas: 4"))
+        .stdout(predicate::str::contains("4 caught, 2 missed"))
+        .stdout(predicate::str::contains("score 0.67"))
+        .stderr(predicate::str::contains(
+            "scalar `name: shop` → `name: shoq` — by the check at line 18",
+        ));
+    let rows = outcomes(reports.path());
+    assert_eq!(rows.len(), 6);
+    let weak = find(&rows, "replicas: 4");
+    assert_eq!(weak["outcome"], "missed");
+    assert_eq!(weak["lines"][0], 14);
+    let strong = find(&rows, "name: shoq");
+    assert_eq!(strong["outcome"], "caught");
+    assert_eq!(strong["line"], 18);
+    let missed =
+        std::fs::read_to_string(reports.path().join("mutants/missed.txt")).expect("missed");
+    assert!(
+        missed.contains("replicas: 0") && !missed.contains("shoq"),
+        "{missed}"
+    );
+}
+
+#[test]
+fn missed_mutants_marked_equivalent_pass_and_the_lab_works_from_tmp() {
+    // A copy under /tmp: labs anywhere work, and the equivalents file lives beside the lab.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lab = dir.path().join("weak.feature");
+    std::fs::copy(LAB, &lab).expect("copy");
+    let reports = dir.path().join("reports");
+    labcheck()
+        .args(["mutate"])
+        .arg(&lab)
+        .arg("--report-dir")
+        .arg(&reports)
+        .assert()
+        .code(1);
+    let ids: Vec<String> = outcomes(&reports)
+        .iter()
+        .filter(|r| r["outcome"] == "missed")
+        .map(|r| r["id"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    let entries: String = ids
+        .iter()
+        .map(|id| {
+            format!("[[equivalent]]\nid = \"{id}\"\nreason = \"the task names no replica count\"\n")
+        })
+        .collect();
+    std::fs::write(dir.path().join("weak.mutants.toml"), entries).expect("write");
+    labcheck()
+        .args(["mutate"])
+        .arg(&lab)
+        .arg("--report-dir")
+        .arg(&reports)
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("equivalent"))
+        .stdout(predicate::str::contains("2 equivalent"));
+}
