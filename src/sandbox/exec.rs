@@ -15,19 +15,28 @@ const OUTPUT_LIMIT: usize = 4 << 20;
 const GRACE: Duration = Duration::from_millis(500);
 
 /// Runs `script` with bash inside the cell. Errors only when bash cannot be started.
+///
+/// The script reaches bash as a file (an in-memory file the child inherits, read as
+/// `/dev/fd/N`), not as an argument: a script of any size runs, and its stdin stays free.
 pub async fn run_script(
     sandbox: &Sandbox,
     script: &str,
     timeout: Duration,
 ) -> std::io::Result<Transcript> {
+    use std::os::fd::AsRawFd;
     let started = Instant::now();
-    let mut child = sandbox
-        .command("bash")
-        .args(["--noprofile", "--norc", "-c", script])
+    let file = script_file(script)?;
+    let fd = file.as_raw_fd();
+    let mut command = sandbox.command("bash");
+    command
+        .args(["--noprofile", "--norc"])
+        .arg(format!("/dev/fd/{fd}"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
+        .stderr(Stdio::piped());
+    unix::pass_fd(&mut command, fd);
+    let mut child = command.spawn()?;
+    drop(file);
     let pgid = child.id().map(|p| p as i32);
     // If this future is dropped (the run was interrupted), the group dies with it.
     let _guard = GroupGuard(pgid);
@@ -68,6 +77,18 @@ pub async fn run_script(
         duration: started.elapsed(),
         timed_out,
     })
+}
+
+/// An in-memory, close-on-exec file holding `script`, rewound.
+fn script_file(script: &str) -> std::io::Result<std::fs::File> {
+    use std::io::{Seek, Write};
+    let fd =
+        nix::sys::memfd::memfd_create(c"labcheck-script", nix::sys::memfd::MFdFlags::MFD_CLOEXEC)
+            .map_err(std::io::Error::from)?;
+    let mut file = std::fs::File::from(fd);
+    file.write_all(script.as_bytes())?;
+    file.rewind()?;
+    Ok(file)
 }
 
 async fn read_limited<R: tokio::io::AsyncRead + Unpin>(stream: Option<R>) -> Vec<u8> {

@@ -66,6 +66,14 @@ pub fn enter(command: &mut tokio::process::Command, entry: Entry) {
     }
 }
 
+/// Lets the child inherit `fd` (opened close-on-exec in the harness, so no other child gets it).
+pub fn pass_fd(command: &mut tokio::process::Command, fd: RawFd) {
+    // SAFETY: fcntl(2) on a descriptor number; no memory is involved.
+    unsafe {
+        command.pre_exec(move || check(libc::fcntl(fd, libc::F_SETFD, 0)));
+    }
+}
+
 /// Makes `command` (the cell's holder) create new mount and network namespaces and mount the
 /// cell's overlays in them. Fails at spawn with the system's error when the machine does not allow
 /// it (not root, no namespaces, no overlayfs).
