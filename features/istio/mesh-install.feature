@@ -6,12 +6,20 @@
   このラボ環境は API サーバーだけのクラスターで、istiod の Pod も本物の Envoy もない。そのため採点は
   マニフェスト・注入結果・静的解析・クラスターの API オブジェクトを見る。
   kube-inject には istiod がないので、ステップ 3 で適用した ConfigMap から注入設定を取り出して渡す。
+  元の課題は「3 つすべて(--injectConfigFile、--meshConfigFile、--valuesFile)を渡す必要がある」とするが、
+  この環境で測ると、--injectConfigFile さえあれば --meshConfigFile や --valuesFile を省いても出力は
+  3 つ渡したときとバイト単位で同じになる(Istio 1.31 と 1.30 で測定)。
+  --injectConfigFile がないときだけ istiod を探して失敗する。そのため採点は、渡したファイルの数ではなく、
+  injected.yaml が採点側で同じ ConfigMap から作った kube-inject の出力と一致するかを見る。
 
   背景:
     前提 ラボのディレクトリ "/root/istio" を使う
     かつ フィクスチャ "fixtures/istio" を "/opt/lab/fixtures/istio" に置く
 
   シナリオ: istioctl のバージョンとインストール前の点検
+    istioctl versionの出力を/root/istio/out/version.txtに保存してください(バージョン番号が含まれている必要があります)。
+    続けて、インストール前の点検(istioctl x precheck)を標準エラー出力も含めて/root/istio/out/precheck.txtに保存してください。
+
     もし 学習者が次のコマンドを実行する
       """
       mkdir -p /root/istio/out
@@ -19,21 +27,35 @@
       istioctl x precheck > /root/istio/out/precheck.txt 2>&1
       """
     ならば ファイル "/root/istio/out/version.txt" が "\d+\.\d+" にマッチする
+    かつ ファイル "/root/istio/out/version.txt" に コマンド "istioctl version" の出力のすべての行が含まれる
     かつ ファイル "/root/istio/out/precheck.txt" が空でない
+    かつ ファイル "/root/istio/out/precheck.txt" に コマンド "istioctl x precheck 2>&1" の出力のすべての行が含まれる
 
   シナリオ: インストール用マニフェストの生成と内容の集計
+    istioctl manifest generateの結果を/root/istio/manifest.yamlとして保存してください。
+    CustomResourceDefinitionとistiodが含まれていて、kind:で始まる行が10行以上ある必要があります。
+    そのあと、種類別の個数の集計を/root/istio/out/manifest-kinds.txtに保存してください
+    (集計にCustomResourceDefinitionが表示されている必要があります)。
+
     もし 学習者が次のコマンドを実行する
       """
       istioctl manifest generate > /root/istio/manifest.yaml
       grep '^kind:' /root/istio/manifest.yaml | sort | uniq -c | sort -rn > /root/istio/out/manifest-kinds.txt
       cat /root/istio/out/manifest-kinds.txt
       """
-    ならば "/root/istio/manifest.yaml" のクエリ ".kind" の結果に "CustomResourceDefinition" がすべて含まれる
+    ならば ファイル "/root/istio/manifest.yaml" が コマンド "istioctl manifest generate" の出力と等しい
+    かつ "/root/istio/manifest.yaml" のクエリ ".kind" の結果に "CustomResourceDefinition" がすべて含まれる
     かつ "/root/istio/manifest.yaml" のクエリ 'select(.kind == "Deployment") | .metadata.name' の結果に "istiod" がすべて含まれる
     かつ ファイル "/root/istio/manifest.yaml" に "^kind:" にマッチする行が 10 行以上ある
     かつ ファイル "/root/istio/out/manifest-kinds.txt" に "CustomResourceDefinition" が含まれる
+    かつ ファイル "/root/istio/out/manifest-kinds.txt" に コマンド "istioctl manifest generate | grep '^kind:' | sort | uniq -c" の出力のすべての行が含まれる
 
   シナリオ: メッシュ API タイプのクラスターへの登録
+    マニフェストをクラスターに適用して、メッシュAPIタイプを登録してください。
+    virtualservices.networking.istio.io、destinationrules.networking.istio.io、gateways.networking.istio.io、
+    peerauthentications.security.istio.io、authorizationpolicies.security.istio.ioの5つがすべて存在し、
+    istio.ioグループのCRDが5個以上ある必要があります。
+
     もし 学習者が次のコマンドを実行する
       """
       kubectl create namespace istio-system
@@ -51,6 +73,11 @@
     かつ クラスターの "customresourcedefinitions" に対するクエリ '[.items[] | select(.spec.group | test("istio.io"))]' の結果が 5 個以上ある
 
   シナリオ: 注入対象ネームスペースと対照群の作成
+    ネームスペースmesh-labを作成し、ラベルistio-injection=enabledを付けてください。
+    ネームスペースlegacyも作成しますが、注入ラベルは付けないでください(istio-injection も istio.io/rev も)。
+    そして/root/istio/out/injection-note.txtに、「ラベルを付けても既存のPodはそのままで、
+    ロールアウトで再作成されて初めてサイドカーが入る」という内容を書いてください。
+
     もし 学習者が次のコマンドを実行する
       """
       kubectl create namespace mesh-lab
@@ -64,6 +91,7 @@
     ならば ネームスペース "mesh-lab" のラベル "istio-injection" が "enabled" である
     かつ クラスターに "Namespace" "legacy" が存在する
     かつ ネームスペース "legacy" にラベル "istio-injection" がない
+    かつ ネームスペース "legacy" にラベル "istio.io/rev" がない
     かつ メモ "/root/istio/out/injection-note.txt" が "既存", "existing" のいずれかに触れている
     かつ メモ "/root/istio/out/injection-note.txt" が "ロールアウト", "rollout", "再作成", "recreate" のいずれかに触れている
 
@@ -81,6 +109,12 @@
       """
 
   シナリオ: フィクスチャのワークロードへのサイドカー注入
+    /opt/lab/fixtures/istio/inject-target.yamlに対してistioctl kube-injectを実行し、結果を/root/istio/injected.yamlとして保存してください。
+    Deploymentのコンテナにpaymentsとistio-proxyが両方あり、初期化コンテナ(istio-initまたはistio-validation)があり、
+    Podテンプレートにsidecar.istio.io/statusアノテーションがある必要があります。
+    istiod がないので、istio-system の ConfigMap(istio-sidecar-injector の .data.config と .data.values、istio の .data.mesh)を
+    ファイルに取り出し、--injectConfigFile、--meshConfigFile、--valuesFile で渡してください。
+
     もし 学習者が次のコマンドを実行する
       """
       cd /root/istio
@@ -94,8 +128,12 @@
     ならば "/root/istio/injected.yaml" のクエリ 'select(.kind == "Deployment") | .spec.template.spec.containers[].name' の結果に "payments", "istio-proxy" がすべて含まれる
     かつ "/root/istio/injected.yaml" のクエリ 'select(.kind == "Deployment") | .spec.template.spec.initContainers[]?.name | select(. == "istio-init" or . == "istio-validation")' の結果が 1 個以上ある
     かつ "/root/istio/injected.yaml" のクエリ 'select(.kind == "Deployment") | .spec.template.metadata.annotations | has("sidecar.istio.io/status")' の値が true と等しい
+    かつ ファイル "/root/istio/injected.yaml" が コマンド "d=$(mktemp -d) && kubectl -n istio-system get configmap istio-sidecar-injector -o jsonpath='{.data.config}' > $d/config && kubectl -n istio-system get configmap istio-sidecar-injector -o jsonpath='{.data.values}' > $d/values && kubectl -n istio-system get configmap istio -o jsonpath='{.data.mesh}' > $d/mesh && istioctl kube-inject -f /opt/lab/fixtures/istio/inject-target.yaml --injectConfigFile $d/config --meshConfigFile $d/mesh --valuesFile $d/values" の出力と等しい
 
   シナリオ: 設定の静的分析
+    istioctl analyze -n mesh-labの結果を/root/istio/out/analyze.txtに保存してください(Error [が残っていてはいけません)。
+    そして/root/istio/out/analyze-note.txtに、analyzeはトラフィックではなく設定を適用の前後に静的に検査する、という内容を2行で書いてください。
+
     もし 学習者が次のコマンドを実行する
       """
       istioctl analyze -n mesh-lab > /root/istio/out/analyze.txt 2>&1
@@ -106,6 +144,7 @@
       NOTE
       """
     ならば ファイル "/root/istio/out/analyze.txt" が空でない
+    かつ ファイル "/root/istio/out/analyze.txt" に コマンド "istioctl analyze -n mesh-lab 2>&1" の出力のすべての行が含まれる
     かつ ファイル "/root/istio/out/analyze.txt" に "Error [" が含まれない
     かつ ファイル "/root/istio/out/analyze-note.txt" がちょうど 2 行である
     かつ メモ "/root/istio/out/analyze-note.txt" が "静的", "static" のいずれかに触れている
@@ -113,6 +152,12 @@
     かつ メモ "/root/istio/out/analyze-note.txt" が "適用の前", "適用前", "前後", "before" のいずれかに触れている
 
   シナリオ: 注入結果の JSON による解剖
+    /root/istio/out/sidecar.jsonを作成してください。キーは、containers(コンテナ名の配列、istio-proxyを含む)、
+    init_containers(1個以上の配列)、container_count(注入後のコンテナ数)、
+    proxy_image(injected.yamlのistio-proxyコンテナのイメージと文字列が完全に一致している必要があります)、
+    interception(トラフィックをどのように横取りするかを1文で。iptablesという単語が入っている必要があります)の5つです。
+    containers と init_containers は injected.yaml の Deployment にある名前をすべて、その順に並べてください。
+
     もし 学習者が次のコマンドを実行する
       """
       cd /root/istio
@@ -127,8 +172,10 @@
       """
     ならば "/root/istio/out/sidecar.json" のクエリ ".containers" の値が 配列 である
     かつ "/root/istio/out/sidecar.json" のクエリ ".containers" の結果に "istio-proxy" がすべて含まれる
+    かつ "/root/istio/out/sidecar.json" のクエリ ".containers" の値が "/root/istio/injected.yaml" のクエリ 'select(.kind == "Deployment") | [.spec.template.spec.containers[].name]' の値と等しい
     かつ "/root/istio/out/sidecar.json" のクエリ ".init_containers" の値が 配列 である
     かつ "/root/istio/out/sidecar.json" のクエリ ".init_containers" の結果が 1 個以上ある
+    かつ "/root/istio/out/sidecar.json" のクエリ ".init_containers" の値が "/root/istio/injected.yaml" のクエリ 'select(.kind == "Deployment") | [.spec.template.spec.initContainers[].name]' の値と等しい
     かつ "/root/istio/out/sidecar.json" のクエリ ".container_count" の値が "/root/istio/injected.yaml" のクエリ 'select(.kind == "Deployment") | .spec.template.spec.containers | length' の値と等しい
     かつ "/root/istio/out/sidecar.json" のクエリ ".proxy_image" の値が "/root/istio/injected.yaml" のクエリ 'select(.kind == "Deployment") | .spec.template.spec.containers[] | select(.name == "istio-proxy") | .image' の値と等しい
     かつ "/root/istio/out/sidecar.json" のクエリ '.interception | test("iptables")' の値が true と等しい
@@ -154,6 +201,11 @@
       """
 
   シナリオ: メッシュ準備状態の要約作成
+    /root/istio/out/mesh-readiness.jsonを作成してください。istio_crds(クラスターのistio.ioグループCRDの実際の個数)、
+    injection_namespaces(注入ラベルが付いたネームスペースの配列。mesh-labはあり、legacyはない必要があります)、
+    analyze_errors(0)の3つのキーです。
+    また、istioctl validate -f /root/istio/injected.yamlの結果を/root/istio/out/validate.txtに保存してください。
+
     もし 学習者が次のコマンドを実行する
       """
       crds=$(kubectl get crd -o json | jq '[.items[] | select(.spec.group | test("istio.io"))] | length')
@@ -172,3 +224,4 @@
     かつ "/root/istio/out/mesh-readiness.json" のクエリ ".injection_namespaces | sort" の値が クラスターの "namespaces" に対するクエリ '[.items[] | select(.metadata.labels["istio-injection"] == "enabled") | .metadata.name] | sort' の値と等しい
     かつ "/root/istio/out/mesh-readiness.json" のクエリ ".analyze_errors" の値が 0 と等しい
     かつ ファイル "/root/istio/out/validate.txt" が空でない
+    かつ ファイル "/root/istio/out/validate.txt" に コマンド "istioctl validate -f /root/istio/injected.yaml 2>&1" の出力のすべての行が含まれる

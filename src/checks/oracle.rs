@@ -16,7 +16,8 @@ use crate::model::{Lang, Transcript};
 pub enum OracleCheck {
     /// Equal, with trailing whitespace of each line and trailing blank lines ignored.
     Equals { file: PathBuf, command: String },
-    /// Every non-blank line of the output is a line of the file.
+    /// Every non-blank line of the output is a line of the file (whitespace at either end of a
+    /// line ignored, so a count column padded differently still matches).
     ContainsLines { file: PathBuf, command: String },
     /// A jq query on the file equals a jq query on the output parsed as YAML or JSON; an output
     /// of several YAML documents is one array of them (as `jq -s` reads them), so a query can
@@ -94,10 +95,10 @@ impl OracleCheck {
                 .into())
             }
             OracleCheck::ContainsLines { file, command } => {
-                let have: Vec<&str> = text.lines().map(str::trim_end).collect();
+                let have: Vec<&str> = text.lines().map(str::trim).collect();
                 let missing: Vec<&str> = output
                     .lines()
-                    .map(str::trim_end)
+                    .map(str::trim)
                     .filter(|l| !l.trim().is_empty() && !have.contains(l))
                     .collect();
                 if missing.is_empty() {
