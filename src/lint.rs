@@ -533,6 +533,10 @@ fn to_lab(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Lab {
         lang,
         steps,
         source: None,
+        id: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "lab".to_owned()),
     }
 }
 

@@ -54,6 +54,9 @@ pub struct Lab {
     /// Where the lab came from when `path` is a derived copy (a mutant): fixtures resolve from
     /// there, and reports point there.
     pub source: Option<PathBuf>,
+    /// The name of its cells: the file stem, or more of its path when two labs of a run share
+    /// a stem.
+    pub id: String,
 }
 
 impl Lab {
@@ -62,12 +65,9 @@ impl Lab {
         self.source.as_deref().unwrap_or(&self.path)
     }
 
-    /// The short name used in cell ids and directories: the file stem.
+    /// The short name used in cell ids and directories.
     pub fn slug(&self) -> String {
-        self.path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "lab".to_owned())
+        self.id.clone()
     }
 }
 

@@ -19,8 +19,15 @@ pub fn cluster_name(cell: &str) -> String {
             }
         })
         .collect();
-    name.truncate(40);
-    name.trim_end_matches('-').to_owned()
+    if name.len() <= 40 {
+        return name.trim_end_matches('-').to_owned();
+    }
+    // Too long: a prefix and a hash of the whole name, so long names stay distinct.
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(name.as_bytes());
+    let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    name.truncate(31);
+    format!("{}-{hash}", name.trim_end_matches('-'))
 }
 
 /// The kind commands for one cluster.
@@ -113,6 +120,12 @@ mod tests {
         );
         assert_ne!(cluster_name("lab-1-31"), cluster_name("lab-1-30"));
         assert!(cluster_name(&"x".repeat(100)).len() <= 40);
+        let (a, b) = (
+            cluster_name("traffic-routing-1-31-mistake-l120-4242"),
+            cluster_name("traffic-routing-1-31-mistake-l140-4242"),
+        );
+        assert!(a.len() <= 40 && b.len() <= 40);
+        assert_ne!(a, b);
     }
 
     #[test]

@@ -119,13 +119,20 @@ pub struct Summary {
     pub failed_cells: Vec<CellId>,
     pub harness_errors: Vec<String>,
     pub interrupted: bool,
+    /// The signal that interrupted the run (SIGINT, SIGTERM, SIGHUP).
+    pub signal: i32,
 }
 
 impl Summary {
-    /// 0 every lab passed, 1 a lab failed, 2 the harness failed; an interrupted run is 130.
+    /// 0 every lab passed, 1 a lab failed, 2 the harness failed; an interrupted run is 128 + the
+    /// signal (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP).
     pub fn exit_code(&self) -> i32 {
         if self.interrupted {
-            130
+            128 + if self.signal > 0 {
+                self.signal
+            } else {
+                libc::SIGINT
+            }
         } else if !self.harness_errors.is_empty() {
             2
         } else if !self.failed_cells.is_empty() {
@@ -165,14 +172,23 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
     }
     let mut problems = Vec::new();
     let mut cells = Vec::new();
-    for file in files {
-        let (lab, feature) = match lint::load(&file)? {
+    let stem = |f: &PathBuf| f.file_stem().map(|s| s.to_owned());
+    for file in &files {
+        let (mut lab, feature) = match lint::load(file)? {
             Ok(loaded) => loaded,
             Err(p) => {
                 problems.extend(p);
                 continue;
             }
         };
+        if files.iter().filter(|f| stem(f) == stem(file)).count() > 1 {
+            // Two labs of one name: their cells are named by their paths.
+            lab.id = file
+                .with_extension("")
+                .to_string_lossy()
+                .trim_start_matches(['.', '/'])
+                .replace(['/', '.'], "-");
+        }
         let lab = Arc::new(lab);
         let selected = |s: &crate::model::LabStep| {
             let in_range = opts.step.is_none_or(|n| s.index <= n);
@@ -273,6 +289,7 @@ pub async fn run(
         .map(|c| run_cell(opts, env, c, sink.clone()))
         .buffer_unordered(opts.jobs.max(1))
         .collect::<Vec<_>>();
+    reap_stale(&opts.state_dir);
     let interrupted = tokio::select! {
         results = all => {
             for (id, result) in results {
@@ -287,11 +304,20 @@ pub async fn run(
             }
             false
         }
-        () = shutdown_signal() => true,
+        signal = shutdown_signal() => {
+            summary.signal = signal;
+            true
+        }
     };
     if interrupted {
-        // Dropping the cells' futures killed their process groups and holders.
+        // Dropping the cells' futures killed their process groups, holders and clusters; their
+        // directories go too, unless kept.
         summary.interrupted = true;
+        if !(opts.keep || opts.step.is_some()) {
+            for c in &cells {
+                remove_cell_dir(&cell_dir(opts, &c.id)).await;
+            }
+        }
         for c in &cells {
             sink(Event::CellFinished {
                 cell: c.id.clone(),
@@ -308,17 +334,60 @@ pub async fn run(
     summary
 }
 
-async fn shutdown_signal() {
+/// Waits for SIGINT, SIGTERM or SIGHUP; returns which.
+async fn shutdown_signal() -> i32 {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
     ) else {
         return std::future::pending().await;
     };
     tokio::select! {
-        _ = int.recv() => {}
-        _ = term.recv() => {}
+        _ = int.recv() => libc::SIGINT,
+        _ = term.recv() => libc::SIGTERM,
+        _ = hup.recv() => libc::SIGHUP,
+    }
+}
+
+/// Where a cell of this run lives.
+fn cell_dir(opts: &RunOptions, id: &CellId) -> PathBuf {
+    opts.state_dir
+        .join("cells")
+        .join(format!("{}-{}", id.slug(), std::process::id()))
+}
+
+/// Removes a cell's directory once its processes are gone (they may still be exiting).
+async fn remove_cell_dir(dir: &Path) {
+    for _ in 0..20 {
+        if std::fs::remove_dir_all(dir).is_ok() || !dir.exists() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Removes what runs that were killed outright (SIGKILL) left under the state directory: cell
+/// directories that are not kept (no `cell.json`) of a labcheck process that is gone.
+pub fn reap_stale(state_dir: &Path) {
+    for area in ["cells", "grade", "mutants"] {
+        let Ok(entries) = std::fs::read_dir(state_dir.join(area)) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            if path.join("cell.json").exists() {
+                continue;
+            }
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+                continue;
+            };
+            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(&path);
+            }
+        }
     }
 }
 
@@ -332,10 +401,7 @@ async fn run_cell(
     let id = plan.id.clone();
     sink(Event::CellStarted { cell: id.clone() });
     let keep = opts.keep || opts.step.is_some();
-    let dir = opts
-        .state_dir
-        .join("cells")
-        .join(format!("{}-{}", id.slug(), std::process::id()));
+    let dir = cell_dir(opts, &id);
     let _ = std::fs::remove_dir_all(&dir);
     let (cell, mut cluster) = match prepare(env, opts, &plan, &dir, keep, &sink).await {
         Ok(prepared) => prepared,

@@ -1,0 +1,115 @@
+//! Cells never outlive their run: SIGTERM ends a run with 143 and removes its cells, a run killed
+//! outright leaves directories the next run removes, and two labs with one file name get cells
+//! of their own.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+
+fn start(state: &Path, reports: &Path, lab: &str) -> Child {
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .env("LABCHECK_STATE_DIR", state)
+        .args(["run", lab, "--report-dir"])
+        .arg(reports)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("labcheck starts")
+}
+
+fn cells(state: &Path) -> Vec<String> {
+    std::fs::read_dir(state.join("cells"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits until the run's cell has started its learner command.
+fn wait_for_cell(state: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while cells(state).is_empty() {
+        assert!(Instant::now() < deadline, "no cell appeared");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(800));
+}
+
+fn wait(child: &mut Child) -> Option<i32> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status.code();
+        }
+        assert!(Instant::now() < deadline, "labcheck did not stop");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn sigterm_exits_143_and_removes_the_cells() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let reports = tempfile::tempdir().expect("reports");
+    let mut child = start(
+        state.path(),
+        reports.path(),
+        "tests/labs/slow/sleeper.feature",
+    );
+    wait_for_cell(state.path());
+    // SAFETY: kill(2) on the pid of the child this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    assert_eq!(wait(&mut child), Some(143));
+    assert!(cells(state.path()).is_empty(), "{:?}", cells(state.path()));
+}
+
+#[test]
+fn a_killed_runs_cells_are_removed_by_the_next_run() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let reports = tempfile::tempdir().expect("reports");
+    let mut child = start(
+        state.path(),
+        reports.path(),
+        "tests/labs/slow/sleeper.feature",
+    );
+    wait_for_cell(state.path());
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    let left = cells(state.path());
+    assert_eq!(left.len(), 1, "a SIGKILLed run cannot clean up: {left:?}");
+    let mut next = start(
+        state.path(),
+        reports.path(),
+        "features/selftest/files.feature",
+    );
+    assert_eq!(wait(&mut next), Some(0));
+    assert!(cells(state.path()).is_empty(), "{:?}", cells(state.path()));
+}
+
+#[test]
+fn two_labs_with_one_file_name_run_side_by_side() {
+    let reports = tempfile::tempdir().expect("reports");
+    let out = Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args(["run", "tests/labs/twins", "--report-dir"])
+        .arg(reports.path())
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let junit = std::fs::read_to_string(reports.path().join("junit.xml")).expect("junit");
+    assert!(
+        junit.contains("Twin a") && junit.contains("Twin b"),
+        "{junit}"
+    );
+    assert!(
+        stderr.contains("tests-labs-twins-a-same") && stderr.contains("tests-labs-twins-b-same"),
+        "{stderr}"
+    );
+}
