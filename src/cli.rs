@@ -484,7 +484,7 @@ async fn mutate(args: MutateArgs) -> i32 {
         let run_opts =
             mutate::mutant_options(&opts, paths.values().cloned().collect(), label, slowest);
         let cells = match runner::plan(&run_opts) {
-            Ok(c) => mutate::from_original(c, &args.lab),
+            Ok(c) => c,
             Err(e) => return report_plan_error(&e),
         };
         let by_slug = viable

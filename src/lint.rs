@@ -117,6 +117,15 @@ const UNKNOWN_KEYWORDS: &[(&str, &str)] = &[
 
 /// Lints a feature file. `Ok` holds the lab when there are no problems.
 pub fn load(path: &Path) -> Result<Result<(Lab, gherkin::Feature), Vec<Problem>>, ReadError> {
+    load_as(path, path)
+}
+
+/// Like [`load`], for a copy of the lab at `origin` (a mutant): its fixtures are looked for
+/// from `origin`, and the lab says it came from there.
+pub fn load_as(
+    path: &Path,
+    origin: &Path,
+) -> Result<Result<(Lab, gherkin::Feature), Vec<Problem>>, ReadError> {
     let text = std::fs::read_to_string(path).map_err(|source| ReadError {
         path: path.to_owned(),
         source,
@@ -145,11 +154,15 @@ pub fn load(path: &Path) -> Result<Result<(Lab, gherkin::Feature), Vec<Problem>>
         }
     };
     let lang = language(&text);
-    let problems = check_steps(path, &feature, lang);
+    let problems = check_steps(path, origin, &feature, lang);
     if !problems.is_empty() {
         return Ok(Err(problems));
     }
-    Ok(Ok((to_lab(path, &feature, lang), feature)))
+    let mut lab = to_lab(path, &feature, lang);
+    if origin != path {
+        lab.source = Some(origin.to_owned());
+    }
+    Ok(Ok((lab, feature)))
 }
 
 fn language(text: &str) -> Lang {
@@ -268,13 +281,13 @@ fn all_steps(feature: &gherkin::Feature) -> Vec<&gherkin::Step> {
 
 /// Runs a defined step in lint mode: its arguments parse, its paths are absolute and normal, its
 /// regular expressions and jq queries compile, its fixture exists. Returns what is wrong.
-fn dry_run(path: &Path, step: &gherkin::Step) -> Option<String> {
+fn dry_run(origin: &Path, step: &gherkin::Step) -> Option<String> {
     use futures::FutureExt;
     use std::panic::AssertUnwindSafe;
     let Ok(Some((step_fn, _, _, ctx))) = collection().find(step) else {
         return None;
     };
-    let mut world = crate::steps::LabWorld::for_lint(&path.display().to_string());
+    let mut world = crate::steps::LabWorld::for_lint(&origin.display().to_string());
     // A failing step reports through a panic, as cucumber expects; keep those quiet here.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
@@ -286,7 +299,7 @@ fn dry_run(path: &Path, step: &gherkin::Step) -> Option<String> {
         .map(|panic| crate::steps::world::panic_message(&*panic))
 }
 
-fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Problem> {
+fn check_steps(path: &Path, origin: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut check = |step: &gherkin::Step, value: &str, line: usize, col: usize| {
         let probe = gherkin::Step {
@@ -295,7 +308,7 @@ fn check_steps(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Probl
         };
         match collection().find(&probe) {
             Ok(Some(_)) => {
-                if let Some(message) = dry_run(path, &probe) {
+                if let Some(message) = dry_run(origin, &probe) {
                     problems.push(Problem {
                         path: path.to_owned(),
                         line,

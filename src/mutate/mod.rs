@@ -16,7 +16,6 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::Arc;
 use std::time::Duration;
 
 use generate::{Answers, Mutant};
@@ -255,17 +254,8 @@ pub fn mutant_options(
     run.discrimination = false;
     run.timeout = Some((slowest * 3).max(Duration::from_secs(20)));
     run.state_dir = opts.state_dir.clone();
+    run.origin = Some(opts.lab.clone());
     run
-}
-
-/// Points each planned mutant cell back at the original lab (fixtures, report lines).
-pub fn from_original(mut cells: Vec<CellPlan>, original: &Path) -> Vec<CellPlan> {
-    for c in &mut cells {
-        let mut lab = (*c.lab).clone();
-        lab.source = Some(original.to_owned());
-        c.lab = Arc::new(lab);
-    }
-    cells
 }
 
 /// Told of each mutant's outcome as it finishes.

@@ -57,6 +57,8 @@ pub struct RunOptions {
     pub timeout: Option<Duration>,
     /// Files each cell's sandbox holds at the end of its run, reported as [`Event::Captured`].
     pub capture: Vec<PathBuf>,
+    /// The labs are copies of this lab (mutants): fixtures resolve from it, reports point at it.
+    pub origin: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -75,6 +77,7 @@ impl RunOptions {
             discrimination: true,
             timeout: None,
             capture: Vec::new(),
+            origin: None,
         }
     }
 }
@@ -174,7 +177,11 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
     let mut cells = Vec::new();
     let stem = |f: &PathBuf| f.file_stem().map(|s| s.to_owned());
     for file in &files {
-        let (mut lab, feature) = match lint::load(file)? {
+        let loaded = match &opts.origin {
+            Some(origin) => lint::load_as(file, origin)?,
+            None => lint::load(file)?,
+        };
+        let (mut lab, feature) = match loaded {
             Ok(loaded) => loaded,
             Err(p) => {
                 problems.extend(p);

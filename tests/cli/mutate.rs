@@ -36,7 +36,7 @@ fn list_shows_every_mutant_without_running() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains(format!(
-            "{LAB}:14: scalar `replicas: 3` → `replicas: 4`"
+            "{LAB}:15: scalar `replicas: 3` → `replicas: 4`"
         )))
         .stdout(predicate::str::contains("delete-command"))
         .stdout(predicate::str::contains("6 mutants"));
@@ -50,21 +50,21 @@ fn the_weak_check_misses_and_the_strong_one_catches() {
         .arg(reports.path())
         .assert()
         .code(1)
-        .stdout(predicate::str::contains(format!("{LAB}:14: scalar")))
+        .stdout(predicate::str::contains(format!("{LAB}:15: scalar")))
         .stdout(predicate::str::contains("  - replicas: 3\n  + replicas: 4"))
         .stdout(predicate::str::contains("4 caught, 2 missed"))
         .stdout(predicate::str::contains("score 0.67"))
         .stderr(predicate::str::contains(
-            "scalar `name: shop` → `name: shoq` — by the check at line 18",
+            "scalar `name: shop` → `name: shoq` — by the check at line 19",
         ));
     let rows = outcomes(reports.path());
     assert_eq!(rows.len(), 6);
     let weak = find(&rows, "replicas: 4");
     assert_eq!(weak["outcome"], "missed");
-    assert_eq!(weak["lines"][0], 14);
+    assert_eq!(weak["lines"][0], 15);
     let strong = find(&rows, "name: shoq");
     assert_eq!(strong["outcome"], "caught");
-    assert_eq!(strong["line"], 18);
+    assert_eq!(strong["line"], 19);
     let missed =
         std::fs::read_to_string(reports.path().join("mutants/missed.txt")).expect("missed");
     assert!(
@@ -79,6 +79,12 @@ fn missed_mutants_marked_equivalent_pass_and_the_lab_works_from_tmp() {
     let dir = tempfile::tempdir().expect("temp dir");
     let lab = dir.path().join("weak.feature");
     std::fs::copy(LAB, &lab).expect("copy");
+    std::fs::create_dir_all(dir.path().join("fixtures/selftest")).expect("fixture dir");
+    std::fs::copy(
+        "fixtures/selftest/app.yaml",
+        dir.path().join("fixtures/selftest/app.yaml"),
+    )
+    .expect("fixture");
     let reports = dir.path().join("reports");
     labcheck()
         .args(["mutate"])

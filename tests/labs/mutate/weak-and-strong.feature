@@ -5,6 +5,7 @@ Feature: Mutation self-test: one weak check, one strong check
 
   Background:
     Given the lab directory "/root/labcheck-mutate"
+    And the fixture "fixtures/selftest" is placed at "/opt/lab/fixtures/selftest"
 
   Scenario: Write the manifest
     When the learner runs:
