@@ -390,6 +390,17 @@ fn check_steps(path: &Path, origin: &Path, feature: &gherkin::Feature, lang: Lan
     problems
 }
 
+/// The scenarios of a feature (rules included), in file order.
+pub fn scenarios_in_order(feature: &gherkin::Feature) -> Vec<&gherkin::Scenario> {
+    let mut scenarios: Vec<&gherkin::Scenario> = feature
+        .scenarios
+        .iter()
+        .chain(feature.rules.iter().flat_map(|r| &r.scenarios))
+        .collect();
+    scenarios.sort_by_key(|s| s.position.line);
+    scenarios
+}
+
 /// Problems of shape: a lab that grades nothing, a step that checks nothing, outlines, and
 /// mistakes naming checks the main lab does not make by then.
 fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem> {
@@ -406,12 +417,7 @@ fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem> {
         ..problem(line, col, message, hint)
     };
     let mut problems = Vec::new();
-    let mut scenarios: Vec<&gherkin::Scenario> = feature
-        .scenarios
-        .iter()
-        .chain(feature.rules.iter().flat_map(|r| &r.scenarios))
-        .collect();
-    scenarios.sort_by_key(|s| s.position.line);
+    let scenarios = scenarios_in_order(feature);
     if scenarios.is_empty() {
         problems.push(nothing(
             feature.position.line,

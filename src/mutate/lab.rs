@@ -9,15 +9,9 @@ use crate::lint::tags;
 /// The learner scripts of the lab's steps (mistakes left out), steps `..=up_to` only.
 pub fn scripts(text: &str, feature: &gherkin::Feature, up_to: Option<usize>) -> Vec<StepScript> {
     let lines: Vec<&str> = text.lines().collect();
-    let mut scenarios: Vec<&gherkin::Scenario> = feature
-        .scenarios
-        .iter()
-        .chain(feature.rules.iter().flat_map(|r| &r.scenarios))
-        .collect();
-    scenarios.sort_by_key(|s| s.position.line);
     let mut out = Vec::new();
     let mut index = 0;
-    for sc in scenarios {
+    for sc in crate::lint::scenarios_in_order(feature) {
         if tags::has(&sc.tags, tags::MISTAKE) {
             continue;
         }

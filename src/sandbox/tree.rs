@@ -25,64 +25,36 @@ pub enum Entry {
 pub const MAX_BYTES: u64 = 256 << 20;
 
 /// Reads the tree at `root` (a file, a directory or a symlink) without following symlinks; a
-/// device, FIFO or socket in it is an error.
+/// device, FIFO or socket in it, or more than [`MAX_BYTES`] of files, is an error.
 pub fn read(root: &Path) -> io::Result<Vec<Entry>> {
-    let mut walk = Walk {
-        out: Vec::new(),
-        total: 0,
-        skip_special: false,
-    };
+    let mut walk = Walk::default();
     walk.read_into(root, PathBuf::new())?;
     Ok(walk.out)
 }
 
 /// Like [`read`], but devices, FIFOs and sockets (an overlay's whiteouts among them) are left
-/// out, and so is whatever lies past `max_bytes`; returns the entries and whether some were
-/// left out for size.
+/// out, and so are files past `max_bytes` in all; returns the entries and whether some were left
+/// out for size.
 pub fn read_lenient(root: &Path, max_bytes: u64) -> io::Result<(Vec<Entry>, bool)> {
     let mut walk = Walk {
-        out: Vec::new(),
-        total: 0,
-        skip_special: true,
+        lenient: Some(max_bytes),
+        ..Walk::default()
     };
-    let mut cut = false;
-    walk.read_capped(root, PathBuf::new(), max_bytes, &mut cut)?;
-    Ok((walk.out, cut))
+    walk.read_into(root, PathBuf::new())?;
+    Ok((walk.out, walk.cut))
 }
 
+#[derive(Default)]
 struct Walk {
     out: Vec<Entry>,
     total: u64,
-    skip_special: bool,
+    /// Leniency: the byte budget, special files skipped.
+    lenient: Option<u64>,
+    /// Whether files were left out for the budget.
+    cut: bool,
 }
 
 impl Walk {
-    fn read_capped(
-        &mut self,
-        from: &Path,
-        rel: PathBuf,
-        max: u64,
-        cut: &mut bool,
-    ) -> io::Result<()> {
-        let meta = std::fs::symlink_metadata(from)?;
-        if meta.is_dir() {
-            self.out.push(Entry::Dir(rel.clone()));
-            let mut names: Vec<_> = std::fs::read_dir(from)?
-                .map(|e| e.map(|e| e.file_name()))
-                .collect::<io::Result<_>>()?;
-            names.sort();
-            for name in names {
-                self.read_capped(&from.join(&name), rel.join(&name), max, cut)?;
-            }
-            return Ok(());
-        }
-        if meta.is_file() && self.total + meta.len() > max {
-            *cut = true;
-            return Ok(());
-        }
-        self.read_into(from, rel)
-    }
-
     fn read_into(&mut self, from: &Path, rel: PathBuf) -> io::Result<()> {
         let meta = std::fs::symlink_metadata(from)?;
         let kind = meta.file_type();
@@ -101,19 +73,27 @@ impl Walk {
                 self.read_into(&from.join(&name), rel.join(&name))?;
             }
         } else if kind.is_file() {
-            self.total += meta.len();
-            if self.total > MAX_BYTES {
-                return Err(io::Error::other(format!(
-                    "more than {} MiB to copy",
-                    MAX_BYTES >> 20
-                )));
+            let total = self.total + meta.len();
+            match self.lenient {
+                Some(budget) if total > budget => {
+                    self.cut = true;
+                    return Ok(());
+                }
+                None if total > MAX_BYTES => {
+                    return Err(io::Error::other(format!(
+                        "more than {} MiB to copy",
+                        MAX_BYTES >> 20
+                    )));
+                }
+                _ => {}
             }
+            self.total = total;
             self.out.push(Entry::File {
                 path: rel,
                 bytes: std::fs::read(from)?,
                 mode: meta.permissions().mode() & 0o7777,
             });
-        } else if !self.skip_special {
+        } else if self.lenient.is_none() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(

@@ -51,16 +51,22 @@ fn wait(child: &mut Child) -> Option<i32> {
     }
 }
 
-#[test]
-fn sigterm_exits_143_and_removes_the_cells() {
+/// A run of the slow lab in a state directory of its own, once its cell runs its command.
+fn slow_run() -> (tempfile::TempDir, tempfile::TempDir, Child) {
     let state = tempfile::tempdir_in("/var/tmp").expect("state");
     let reports = tempfile::tempdir().expect("reports");
-    let mut child = start(
+    let child = start(
         state.path(),
         reports.path(),
         "tests/labs/slow/sleeper.feature",
     );
     wait_for_cell(state.path());
+    (state, reports, child)
+}
+
+#[test]
+fn sigterm_exits_143_and_removes_the_cells() {
+    let (state, _reports, mut child) = slow_run();
     // SAFETY: kill(2) on the pid of the child this test started.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);
@@ -71,14 +77,7 @@ fn sigterm_exits_143_and_removes_the_cells() {
 
 #[test]
 fn a_killed_runs_cells_are_removed_by_the_next_run() {
-    let state = tempfile::tempdir_in("/var/tmp").expect("state");
-    let reports = tempfile::tempdir().expect("reports");
-    let mut child = start(
-        state.path(),
-        reports.path(),
-        "tests/labs/slow/sleeper.feature",
-    );
-    wait_for_cell(state.path());
+    let (state, reports, mut child) = slow_run();
     child.kill().expect("SIGKILL");
     let _ = child.wait();
     let left = cells(state.path());

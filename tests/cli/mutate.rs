@@ -86,13 +86,15 @@ fn missed_mutants_marked_equivalent_pass_and_the_lab_works_from_tmp() {
     )
     .expect("fixture");
     let reports = dir.path().join("reports");
-    labcheck()
-        .args(["mutate"])
-        .arg(&lab)
-        .arg("--report-dir")
-        .arg(&reports)
-        .assert()
-        .code(1);
+    let mutate = || {
+        let mut cmd = labcheck();
+        cmd.arg("mutate")
+            .arg(&lab)
+            .arg("--report-dir")
+            .arg(&reports);
+        cmd
+    };
+    mutate().assert().code(1);
     let ids: Vec<String> = outcomes(&reports)
         .iter()
         .filter(|r| r["outcome"] == "missed")
@@ -106,11 +108,7 @@ fn missed_mutants_marked_equivalent_pass_and_the_lab_works_from_tmp() {
         })
         .collect();
     std::fs::write(dir.path().join("weak.mutants.toml"), entries).expect("write");
-    labcheck()
-        .args(["mutate"])
-        .arg(&lab)
-        .arg("--report-dir")
-        .arg(&reports)
+    mutate()
         .assert()
         .code(0)
         .stderr(predicate::str::contains("equivalent"))
