@@ -49,7 +49,7 @@
     かつ クラスターのネームスペース "shop-lab" に "Service" "shop" が存在する
     かつ クラスターのネームスペース "shop-lab" に "Deployment" "shop-v1" が存在する
     かつ クラスターのネームスペース "shop-lab" に "Deployment" "shop-v2" が存在する
-    かつ ファイル "/root/routing/out/analyze-start.txt" に "No validation issues found" が含まれる
+    かつ ファイル "/root/routing/out/analyze-start.txt" に "No validation issues found when analyzing namespace: shop-lab" が含まれる
 
   シナリオ: VirtualService だけのカナリアは、analyze がサブセットの不在を報告する
     shop-lab に VirtualService shop を作ってください(ファイル /root/routing/vs-shop.yaml)。hosts は shop、
@@ -86,10 +86,11 @@
       istioctl analyze -n shop-lab > out/analyze-canary.txt 2>&1
       """
     ならば 最後のコマンドの終了コードが 79 である
-    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.http[0].route[].weight' の結果に 90, 10 がすべて含まれる
-    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | [.spec.http[0].route[] | {host: .destination.host, subset: .destination.subset, weight}] | sort_by(.subset)' の値が [{"host": "shop", "subset": "v1", "weight": 90}, {"host": "shop", "subset": "v2", "weight": 10}] と等しい
-    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.hosts' の値が ["shop"] と等しい
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.http[0].route[]?.weight' の結果に 90, 10 がすべて含まれる
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | [.spec.http[0].route[]? | {host: .destination.host, subset: .destination.subset, weight}] | sort_by(.subset)' の値が [{"host": "shop", "subset": "v1", "weight": 90}, {"host": "shop", "subset": "v2", "weight": 10}] と等しい
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.hosts' の値が ["shop"] と等しい
     かつ ファイル "/root/routing/out/analyze-canary.txt" に "IST0101" が含まれる
+    かつ ファイル "/root/routing/out/analyze-canary.txt" に "Analyzers found issues when analyzing namespace: shop-lab" が含まれる
     かつ "/root/routing/out/analyze-canary.json" のクエリ '[.[] | select(.code == "IST0101" and .level == "Error") | .message]' の結果に 'Referenced host+subset in destinationrule not found: "shop+v1"', 'Referenced host+subset in destinationrule not found: "shop+v2"' がすべて含まれる
 
   シナリオ: DestinationRule でサブセットを定義すると、analyze のエラーが消える
@@ -124,10 +125,11 @@
       """
     ならば 最後のコマンドが成功する
     かつ クラスターのネームスペース "shop-lab" に "DestinationRule" "shop" が存在する
-    かつ クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.subsets[].name' の結果に "v1", "v2" がすべて含まれる
-    かつ クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.subsets[].labels.version' の結果に "v1", "v2" がすべて含まれる
-    かつ クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | {host: .spec.host, subsets: ([.spec.subsets[] | {name, labels}] | sort_by(.name))}' の値が {"host": "shop", "subsets": [{"name": "v1", "labels": {"version": "v1"}}, {"name": "v2", "labels": {"version": "v2"}}]} と等しい
+    かつ クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.subsets[]?.name' の結果に "v1", "v2" がすべて含まれる
+    かつ クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.subsets[]?.labels.version' の結果に "v1", "v2" がすべて含まれる
+    かつ クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | {host: .spec.host, subsets: ([.spec.subsets[]? | {name, labels}] | sort_by(.name))}' の値が {"host": "shop", "subsets": [{"name": "v1", "labels": {"version": "v1"}}, {"name": "v2", "labels": {"version": "v2"}}]} と等しい
     かつ ファイル "/root/routing/out/analyze-dr.txt" に "IST0101" が含まれない
+    かつ ファイル "/root/routing/out/analyze-dr.txt" に "No validation issues found when analyzing namespace: shop-lab" が含まれる
     かつ "/root/routing/out/analyze-dr.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
 
   @間違い
@@ -172,7 +174,7 @@
       """
     ならば 次のチェックで不合格になる
       """
-      クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.subsets[].labels.version' の結果に "v1", "v2" がすべて含まれる
+      クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.subsets[]?.labels.version' の結果に "v1", "v2" がすべて含まれる
       "/root/routing/out/analyze-dr.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
       """
 
@@ -224,7 +226,7 @@
     ならば クラスターのネームスペース "shop-lab" に "Gateway" "shop-gateway" が存在する
     かつ クラスターのネームスペース "istio-system" に "Gateway" "public-gateway" が存在する
     かつ "/root/routing/out/analyze-gateway-alone.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
-    かつ クラスターの "gateways.networking.istio.io" に対するクエリ '[.items[] | select(.metadata.name == "shop-gateway" or .metadata.name == "public-gateway") | {ns: .metadata.namespace, name: .metadata.name, hosts: [.spec.servers[].hosts[]], port: .spec.servers[0].port.number, selector: .spec.selector}] | sort_by(.name)' の値が [{"ns": "istio-system", "name": "public-gateway", "hosts": ["shop.example.org"], "port": 80, "selector": {"istio": "ingressgateway"}}, {"ns": "shop-lab", "name": "shop-gateway", "hosts": ["shop.example.com"], "port": 80, "selector": {"istio": "ingressgateway"}}] と等しい
+    かつ クラスターの "gateways.networking.istio.io" に対するクエリ '[.items[]? | select(.metadata.name == "shop-gateway" or .metadata.name == "public-gateway") | {ns: .metadata.namespace, name: .metadata.name, hosts: [.spec.servers[]?.hosts[]?], port: .spec.servers[0].port, selector: .spec.selector}] | sort_by(.name)' の値が [{"ns": "istio-system", "name": "public-gateway", "hosts": ["shop.example.org"], "port": {"number": 80, "name": "http", "protocol": "HTTP"}, "selector": {"istio": "ingressgateway"}}, {"ns": "shop-lab", "name": "shop-gateway", "hosts": ["shop.example.com"], "port": {"number": 80, "name": "http", "protocol": "HTTP"}, "selector": {"istio": "ingressgateway"}}] と等しい
 
   シナリオ: VirtualService の gateways: で Gateway に結び付ける(別ネームスペースは namespace/name)
     ファイル /root/routing/vs-ingress.yaml に、shop-lab の VirtualService を 2 つ書いて適用してください。
@@ -279,11 +281,11 @@
       istioctl analyze -n shop-lab > out/analyze-gateway.txt 2>&1
       """
     ならば 最後のコマンドが成功する
-    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-ingress") | .spec.gateways[]?' の結果に "shop-gateway" がすべて含まれる
-    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-public") | .spec.gateways[]?' の結果に "istio-system/public-gateway" がすべて含まれる
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-ingress") | .spec.gateways[]?' の結果に "shop-gateway" がすべて含まれる
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-public") | .spec.gateways[]?' の結果に "istio-system/public-gateway" がすべて含まれる
     かつ "/root/routing/out/analyze-gateway.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
     かつ "/root/routing/out/analyze-gateway.json" のクエリ '[.[] | select(.code == "IST0140") | .origin]' の結果に "VirtualService shop-lab/shop-ingress", "VirtualService shop-lab/shop-public" がすべて含まれる
-    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '[.items[] | select(.metadata.namespace == "shop-lab" and (.metadata.name == "shop-ingress" or .metadata.name == "shop-public")) | {name: .metadata.name, hosts: .spec.hosts, gateways: .spec.gateways, to: [.spec.http[].route[].destination | {host, port: .port.number}]}] | sort_by(.name)' の値が [{"name": "shop-ingress", "hosts": ["shop.example.com"], "gateways": ["shop-gateway"], "to": [{"host": "shop", "port": 8080}]}, {"name": "shop-public", "hosts": ["shop.example.org"], "gateways": ["istio-system/public-gateway"], "to": [{"host": "shop", "port": 8080}]}] と等しい
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '[.items[]? | select(.metadata.namespace == "shop-lab" and (.metadata.name == "shop-ingress" or .metadata.name == "shop-public")) | {name: .metadata.name, hosts: .spec.hosts, gateways: .spec.gateways, to: [.spec.http[]?.route[]?.destination | {host, port: .port.number}]}] | sort_by(.name)' の値が [{"name": "shop-ingress", "hosts": ["shop.example.com"], "gateways": ["shop-gateway"], "to": [{"host": "shop", "port": 8080}]}, {"name": "shop-public", "hosts": ["shop.example.org"], "gateways": ["istio-system/public-gateway"], "to": [{"host": "shop", "port": 8080}]}] と等しい
 
   @間違い
   シナリオ: よくある間違い: gateways: を書かず、Gateway に結び付かない VirtualService
@@ -329,7 +331,7 @@
       """
     ならば 次のチェックで不合格になる
       """
-      クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-ingress") | .spec.gateways[]?' の結果に "shop-gateway" がすべて含まれる
+      クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-ingress") | .spec.gateways[]?' の結果に "shop-gateway" がすべて含まれる
       "/root/routing/out/analyze-gateway.json" のクエリ '[.[] | select(.code == "IST0140") | .origin]' の結果に "VirtualService shop-lab/shop-ingress", "VirtualService shop-lab/shop-public" がすべて含まれる
       """
 
@@ -379,7 +381,7 @@
       """
     ならば 次のチェックで不合格になる
       """
-      クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-public") | .spec.gateways[]?' の結果に "istio-system/public-gateway" がすべて含まれる
+      クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-public") | .spec.gateways[]?' の結果に "istio-system/public-gateway" がすべて含まれる
       "/root/routing/out/analyze-gateway.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
       """
 
@@ -411,12 +413,13 @@
       istioctl analyze -n shop-lab -o json > out/analyze-se.json
       """
     ならば クラスターのネームスペース "shop-lab" に "ServiceEntry" "example-api" が存在する
-    かつ クラスターの "serviceentries.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "example-api") | .spec.hosts[]' の結果に "api.example.com" がすべて含まれる
-    かつ クラスターの "serviceentries.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "example-api") | .spec.location' の値が "MESH_EXTERNAL" と等しい
-    かつ クラスターの "serviceentries.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "example-api") | .spec.resolution' の値が "DNS" と等しい
-    かつ クラスターの "serviceentries.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "example-api") | .spec.ports[].number' の結果に 443 がすべて含まれる
-    かつ クラスターの "serviceentries.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "example-api") | .spec.ports' の値が [{"number": 443, "name": "tls", "protocol": "TLS"}] と等しい
+    かつ クラスターの "serviceentries.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "example-api") | .spec.hosts[]?' の結果に "api.example.com" がすべて含まれる
+    かつ クラスターの "serviceentries.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "example-api") | .spec.location' の値が "MESH_EXTERNAL" と等しい
+    かつ クラスターの "serviceentries.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "example-api") | .spec.resolution' の値が "DNS" と等しい
+    かつ クラスターの "serviceentries.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "example-api") | .spec.ports[]?.number' の結果に 443 がすべて含まれる
+    かつ クラスターの "serviceentries.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "example-api") | .spec.ports' の値が [{"number": 443, "name": "tls", "protocol": "TLS"}] と等しい
     かつ "/root/routing/out/analyze-se.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+    かつ "/root/routing/out/analyze-se.json" のクエリ '[.[] | select(.code == "IST0140") | .origin]' の結果に "VirtualService shop-lab/shop-ingress", "VirtualService shop-lab/shop-public" がすべて含まれる
 
   シナリオ: PeerAuthentication: 何もなければ PERMISSIVE、ネームスペース単位で STRICT にする
     まず shop-lab と istio-system の PeerAuthentication の mTLS モードをクラスターから読んでください。どちらにも
@@ -448,9 +451,10 @@
       istioctl analyze -n shop-lab -o json > out/analyze-mtls.json
       """
     ならば "/root/routing/out/mtls.json" のクエリ ".before" の値が "PERMISSIVE" と等しい
-    かつ クラスターの "peerauthentications.security.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .spec.selector == null) | .spec.mtls.mode' の値が "STRICT" と等しい
-    かつ "/root/routing/out/mtls.json" のクエリ ".after" の値が クラスターの "peerauthentications.security.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .spec.selector == null) | .spec.mtls.mode' の値と等しい
+    かつ クラスターの "peerauthentications.security.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .spec.selector == null) | .spec.mtls.mode' の値が "STRICT" と等しい
+    かつ "/root/routing/out/mtls.json" のクエリ ".after" の値が クラスターの "peerauthentications.security.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .spec.selector == null) | .spec.mtls.mode' の値と等しい
     かつ "/root/routing/out/analyze-mtls.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+    かつ "/root/routing/out/analyze-mtls.json" のクエリ '[.[] | select(.code == "IST0140") | .origin]' の結果に "VirtualService shop-lab/shop-ingress", "VirtualService shop-lab/shop-public" がすべて含まれる
 
   シナリオ: 同じホストに VirtualService が 2 つあると、analyze が衝突を報告する
     ファイル /root/routing/vs-shop-retries.yaml に、同じホスト shop への 2 つ目の VirtualService shop-retries
@@ -486,8 +490,10 @@
       istioctl analyze -n shop-lab > out/analyze-conflict.txt 2>&1
       """
     ならば 最後のコマンドの終了コードが 79 である
-    かつ "/root/routing/out/vs-conflict.json" のクエリ '[.items[] | select(any(.spec.hosts[]; . == "shop")) | .metadata.name]' の結果に "shop", "shop-retries" がすべて含まれる
+    かつ "/root/routing/out/vs-conflict.json" のクエリ '[.items[]? | select(any(.spec.hosts[]?; . == "shop")) | .metadata.name]' の結果に "shop", "shop-retries" がすべて含まれる
     かつ ファイル "/root/routing/out/analyze-conflict.txt" に "IST0109" が含まれる
+    かつ ファイル "/root/routing/out/analyze-conflict.txt" に "Analyzers found issues when analyzing namespace: shop-lab" が含まれる
+    かつ "/root/routing/out/vs-conflict.json" のクエリ '[.items[] | select(.metadata.name == "shop-retries") | {hosts: .spec.hosts, to: [.spec.http[]?.route[]?.destination.host], retries: .spec.http[0].retries}]' の値が [{"hosts": ["shop"], "to": ["shop"], "retries": {"attempts": 3, "perTryTimeout": "2s"}}] と等しい
     かつ "/root/routing/out/analyze-conflict.json" のクエリ '[.[] | select(.code == "IST0109" and .level == "Error") | .origin]' の結果に "VirtualService shop-lab/shop", "VirtualService shop-lab/shop-retries" がすべて含まれる
 
   シナリオ: 1 つの VirtualService にまとめて衝突を解く
@@ -528,9 +534,11 @@
       istioctl analyze -n shop-lab > out/analyze-merged.txt 2>&1
       """
     ならば 最後のコマンドが成功する
-    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '[.items[] | select(.metadata.namespace == "shop-lab" and any(.spec.hosts[]; . == "shop"))] | length' の値が 1 と等しい
-    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.http[0].retries.attempts' の値が 3 と等しい
-    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.http[0].route[].weight' の結果に 90, 10 がすべて含まれる
-    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[] | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | {route: ([.spec.http[0].route[] | {host: .destination.host, subset: .destination.subset, weight}] | sort_by(.subset)), retries: .spec.http[0].retries}' の値が {"route": [{"host": "shop", "subset": "v1", "weight": 90}, {"host": "shop", "subset": "v2", "weight": 10}], "retries": {"attempts": 3, "perTryTimeout": "2s"}} と等しい
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '[.items[]? | select(.metadata.namespace == "shop-lab" and any(.spec.hosts[]?; . == "shop"))] | length' の値が 1 と等しい
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.http[0].retries.attempts' の値が 3 と等しい
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.http[0].route[]?.weight' の結果に 90, 10 がすべて含まれる
+    かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | {route: ([.spec.http[0].route[]? | {host: .destination.host, subset: .destination.subset, weight}] | sort_by(.subset)), retries: .spec.http[0].retries}' の値が {"route": [{"host": "shop", "subset": "v1", "weight": 90}, {"host": "shop", "subset": "v2", "weight": 10}], "retries": {"attempts": 3, "perTryTimeout": "2s"}} と等しい
     かつ ファイル "/root/routing/out/analyze-merged.txt" に "IST0109" が含まれない
     かつ "/root/routing/out/analyze-merged.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+    かつ "/root/routing/out/analyze-merged.json" のクエリ '[.[] | select(.code == "IST0140") | .origin]' の結果に "VirtualService shop-lab/shop-ingress", "VirtualService shop-lab/shop-public" がすべて含まれる
+    かつ ファイル "/root/routing/out/analyze-merged.txt" に "Warning [IST0140] (VirtualService shop-lab/shop-ingress)" が含まれる
