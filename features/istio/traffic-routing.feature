@@ -285,6 +285,7 @@
     かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-public") | .spec.gateways[]?' の結果に "istio-system/public-gateway" がすべて含まれる
     かつ "/root/routing/out/analyze-gateway.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
     かつ "/root/routing/out/analyze-gateway.json" のクエリ '[.[] | select(.code == "IST0140") | .origin]' の結果に "VirtualService shop-lab/shop-ingress", "VirtualService shop-lab/shop-public" がすべて含まれる
+    かつ ファイル "/root/routing/out/analyze-gateway.txt" に "Warning [IST0140] (VirtualService shop-lab/shop-public)" が含まれる
     かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '[.items[]? | select(.metadata.namespace == "shop-lab" and (.metadata.name == "shop-ingress" or .metadata.name == "shop-public")) | {name: .metadata.name, hosts: .spec.hosts, gateways: .spec.gateways, to: [.spec.http[]?.route[]?.destination | {host, port: .port.number}]}] | sort_by(.name)' の値が [{"name": "shop-ingress", "hosts": ["shop.example.com"], "gateways": ["shop-gateway"], "to": [{"host": "shop", "port": 8080}]}, {"name": "shop-public", "hosts": ["shop.example.org"], "gateways": ["istio-system/public-gateway"], "to": [{"host": "shop", "port": 8080}]}] と等しい
 
   @間違い
@@ -451,6 +452,7 @@
       istioctl analyze -n shop-lab -o json > out/analyze-mtls.json
       """
     ならば "/root/routing/out/mtls.json" のクエリ ".before" の値が "PERMISSIVE" と等しい
+    かつ クラスターのネームスペース "shop-lab" に "PeerAuthentication" "default" が存在する
     かつ クラスターの "peerauthentications.security.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .spec.selector == null) | .spec.mtls.mode' の値が "STRICT" と等しい
     かつ "/root/routing/out/mtls.json" のクエリ ".after" の値が クラスターの "peerauthentications.security.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .spec.selector == null) | .spec.mtls.mode' の値と等しい
     かつ "/root/routing/out/analyze-mtls.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
