@@ -37,8 +37,8 @@ pub const SANDBOXED_ROOTS: &[&str] = &[
 pub enum SandboxError {
     #[error(
         "cannot build the cell's sandbox (mount and network namespaces with overlays): {source}. \
-         labcheck runs learner commands only inside a sandbox and needs root (or user namespaces \
-         with overlayfs); it never falls back to the host's paths"
+         labcheck runs learner commands only inside a sandbox and needs root to build it; it \
+         never falls back to the host's paths"
     )]
     Unsupported {
         #[source]
