@@ -306,19 +306,11 @@ pub async fn run(args: RunArgs) -> i32 {
         Ok(c) => c,
         Err(e) => return report_plan_error(&e),
     };
-    let env = if cells.iter().all(|c| c.needs == runner::Needs::Sandbox) {
-        runner::Environment::sandbox_only()
-    } else {
-        let prepared = match setup {
-            Ok((tc, versions)) => prepare_environment(&tc, &versions, &args, &cells).await,
-            Err(e) => Err(e),
-        };
-        match prepared {
-            Ok(env) => env,
-            Err(e) => {
-                eprintln!("labcheck: {e}");
-                return 2;
-            }
+    let env = match environment_for(&setup, &args, &cells).await {
+        Ok(env) => env,
+        Err(e) => {
+            eprintln!("labcheck: {e}");
+            return 2;
         }
     };
     let console = Rc::new(Console::default());
@@ -415,25 +407,16 @@ async fn mutate(args: MutateArgs) -> i32 {
         Ok(c) => c,
         Err(e) => return report_plan_error(&e),
     };
-    let env = if cells.iter().all(|c| c.needs == runner::Needs::Sandbox) {
-        runner::Environment::sandbox_only()
-    } else {
-        // Mutants run on the default backend, as `labcheck run` does.
-        let Ok(Cli {
-            command: Command::Run(run_args),
-        }) = Cli::try_parse_from(["labcheck", "run"])
-        else {
-            return fail(&"cannot build the default run options");
-        };
-        match &setup {
-            Ok((tc, versions)) => {
-                match prepare_environment(tc, versions, &run_args, &cells).await {
-                    Ok(env) => env,
-                    Err(e) => return fail(&e),
-                }
-            }
-            Err(e) => return fail(e),
-        }
+    // Mutants run on the default backend, as `labcheck run` does.
+    let Ok(Cli {
+        command: Command::Run(run_args),
+    }) = Cli::try_parse_from(["labcheck", "run"])
+    else {
+        return fail(&"cannot build the default run options");
+    };
+    let env = match environment_for(&setup, &run_args, &cells).await {
+        Ok(env) => env,
+        Err(e) => return fail(&e),
     };
     eprintln!(
         "labcheck mutate: {} ({} {})",
@@ -598,6 +581,22 @@ fn tool(r: &toolchain::Resolved) -> runner::Tool {
         version: r.version.clone(),
         source: r.source.to_string(),
         path: r.path.clone(),
+    }
+}
+
+/// The environment the planned cells need: nothing beyond the sandbox for sandbox-only labs,
+/// else the toolchain resolved (built where missing) and the cluster backend.
+async fn environment_for(
+    setup: &Result<(Toolchain, toolchain::Versions), String>,
+    args: &RunArgs,
+    cells: &[runner::CellPlan],
+) -> Result<runner::Environment, String> {
+    if cells.iter().all(|c| c.needs == runner::Needs::Sandbox) {
+        return Ok(runner::Environment::sandbox_only());
+    }
+    match setup {
+        Ok((tc, versions)) => prepare_environment(tc, versions, args, cells).await,
+        Err(e) => Err(e.clone()),
     }
 }
 
