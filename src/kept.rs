@@ -22,6 +22,18 @@ pub struct KeptCell {
     pub env: BTreeMap<String, String>,
     pub workdir: PathBuf,
     pub has_cluster: bool,
+    /// When each recorded process started (clock ticks after boot, `/proc/PID/stat`), by pid: a
+    /// pid that now names another process (after a reboot, say) is never acted on.
+    #[serde(default)]
+    pub started: BTreeMap<i32, u64>,
+}
+
+/// When process `pid` started (field 22 of `/proc/PID/stat`), if it runs.
+pub fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
 }
 
 impl KeptCell {
@@ -32,15 +44,26 @@ impl KeptCell {
 
     /// Whether the cell's holder (its namespaces) still runs.
     pub fn alive(&self) -> bool {
-        self.holder > 0 && Path::new(&format!("/proc/{}", self.holder)).exists()
+        self.holder > 0 && self.same_process(self.holder)
+    }
+
+    /// Whether `pid` still names the process this record was made for.
+    fn same_process(&self, pid: i32) -> bool {
+        match (self.started.get(&pid), start_time(pid)) {
+            (_, None) => false,
+            (Some(recorded), Some(now)) => *recorded == now,
+            // A record from before start times were kept: the pid runs, trust it.
+            (None, Some(_)) => true,
+        }
     }
 
     /// Attaches to the cell's sandbox.
     pub fn sandbox(&self) -> Result<Sandbox, String> {
         if !self.alive() {
             return Err(format!(
-                "cell {} is not running (its holder {} is gone)",
-                self.name, self.holder
+                "cell {} is not running (its holder {} is gone, or that pid is now another \
+                 process): `labcheck down {}` removes what is left",
+                self.name, self.holder, self.name
             ));
         }
         let env = self
@@ -55,22 +78,25 @@ impl KeptCell {
     /// Stops the cell's processes and removes its directory. Mounts live only in the cell's
     /// namespace and go with its last process.
     pub async fn down(&self) -> Result<(), String> {
-        for pid in &self.cluster_pids {
-            unix::kill_group(*pid as i32, libc::SIGTERM);
+        // Only processes that are still the ones recorded are signalled.
+        let ours: Vec<i32> = self
+            .cluster_pids
+            .iter()
+            .map(|p| *p as i32)
+            .filter(|p| self.same_process(*p))
+            .collect();
+        for pid in &ours {
+            unix::kill_group(*pid, libc::SIGTERM);
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
-        for pid in &self.cluster_pids {
-            unix::kill_group(*pid as i32, libc::SIGKILL);
+        for pid in &ours {
+            unix::kill_group(*pid, libc::SIGKILL);
         }
-        if self.holder > 0 {
+        if self.alive() {
             unix::kill_group(self.holder, libc::SIGKILL);
         }
         for _ in 0..50 {
-            let alive = self
-                .cluster_pids
-                .iter()
-                .any(|p| Path::new(&format!("/proc/{p}")).exists())
-                || self.alive();
+            let alive = ours.iter().any(|p| self.same_process(*p)) || self.alive();
             if !alive {
                 break;
             }
@@ -123,5 +149,48 @@ pub fn find(state_dir: &Path, name: &str) -> Result<KeptCell, String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    #[tokio::test]
+    async fn a_stale_record_signals_nothing_and_is_removed()
+    -> Result<(), Box<dyn std::error::Error>> {
+        // A process that took the recorded pids' place: it must survive `down`.
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()?;
+        let pid = other.id() as i32;
+        let now = start_time(pid).ok_or("no start time")?;
+        let dir = tempfile::tempdir()?;
+        let record = KeptCell {
+            name: "stale".into(),
+            id: "stale [-]".into(),
+            lab: "x.feature".into(),
+            dir: dir.path().join("cell"),
+            holder: pid,
+            cluster_pids: vec![pid as u32],
+            env: BTreeMap::new(),
+            workdir: "/".into(),
+            has_cluster: false,
+            started: [(pid, now + 1)].into_iter().collect(),
+        };
+        std::fs::create_dir_all(&record.dir)?;
+        assert!(!record.alive());
+        assert!(record.sandbox().is_err());
+        record.down().await?;
+        assert!(
+            other.try_wait()?.is_none(),
+            "down signalled a process that is not the cell's"
+        );
+        assert!(!record.dir.exists());
+        other.kill()?;
+        other.wait()?;
+        Ok(())
     }
 }

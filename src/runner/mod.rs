@@ -548,7 +548,13 @@ fn record_kept(cell: &Cell, cluster: Option<&Cluster>) {
             .collect(),
         workdir: cell.sandbox.workdir(),
         has_cluster: cluster.is_some(),
+        started: Default::default(),
     };
+    let mut record = record;
+    let pids = std::iter::once(record.holder).chain(record.cluster_pids.iter().map(|p| *p as i32));
+    record.started = pids
+        .filter_map(|p| crate::kept::start_time(p).map(|t| (p, t)))
+        .collect();
     let _ = record.save();
 }
 
