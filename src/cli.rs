@@ -285,17 +285,7 @@ pub async fn run(args: RunArgs) -> i32 {
     opts.report_dir = args.report_dir.clone();
     let setup = tool_setup_for(&args.paths);
     match &setup {
-        Ok((_, versions)) => {
-            let mut labels = if args.istio.is_empty() {
-                versions.default_labels().to_vec()
-            } else {
-                args.istio.clone()
-            };
-            // `--istio 1.31,1.31` is one point of the matrix.
-            let mut seen = std::collections::HashSet::new();
-            labels.retain(|l| seen.insert(l.clone()));
-            opts.istio = labels;
-        }
+        Ok((_, versions)) => opts.istio = matrix(versions, &args.istio),
         Err(e) if !args.istio.is_empty() => {
             eprintln!("labcheck: --istio {}: {e}", args.istio.join(","));
             return 2;
@@ -385,21 +375,17 @@ async fn mutate(args: MutateArgs) -> i32 {
         return 0;
     }
     let setup = tool_setup_for(std::slice::from_ref(&args.lab));
-    let mut labels = match &setup {
-        Ok((_, versions)) if args.istio.is_empty() => versions.default_labels().to_vec(),
-        Ok(_) => args.istio.clone(),
-        Err(_) => Vec::new(),
-    };
-    let mut seen = std::collections::HashSet::new();
-    labels.retain(|l| seen.insert(l.clone()));
     let opts = MutateOptions {
         lab: args.lab.clone(),
-        labels,
+        labels: match &setup {
+            Ok((_, versions)) => matrix(versions, &args.istio),
+            Err(_) => Vec::new(),
+        },
         step: args.step,
         jobs: args.jobs,
         state_dir: runner::default_state_dir(),
     };
-    let mut base = mutate::baseline_options(&opts, mutate::redirect_targets(&loaded));
+    let mut base = mutate::baseline_options(&opts, generate::saved_files(&loaded.scripts));
     if let Err(e) = &setup {
         base.istio_unavailable = Some(e.clone());
     }
@@ -424,8 +410,11 @@ async fn mutate(args: MutateArgs) -> i32 {
         cells.len(),
         lang.pick("cell(s)", "セル")
     );
-    let (baseline, slowest) = mutate::baseline(&base, &env, cells).await;
-    for (label, (passed, _)) in &baseline {
+    let baseline = mutate::baseline(&base, &env, cells).await;
+    if let Some(signal) = baseline.interrupted {
+        return 128 + signal;
+    }
+    for (label, (passed, _)) in &baseline.labels {
         if !passed {
             return fail(&mutate::MutateError::Baseline {
                 label: label.clone(),
@@ -439,8 +428,8 @@ async fn mutate(args: MutateArgs) -> i32 {
         .join("mutants")
         .join(format!("{slug}-{}", std::process::id()));
     let mut results: Vec<mutate::Result> = Vec::new();
-    let mut interrupted = false;
-    for (label, (_, answers)) in &baseline {
+    let mut interrupted = None;
+    for (label, (_, answers)) in &baseline.labels {
         let all = generate::mutants(&loaded.scripts, Some(answers));
         let mut viable = Vec::new();
         for m in all {
@@ -464,8 +453,12 @@ async fn mutate(args: MutateArgs) -> i32 {
             Ok(p) => p,
             Err(e) => return fail(&e),
         };
-        let run_opts =
-            mutate::mutant_options(&opts, paths.values().cloned().collect(), label, slowest);
+        let run_opts = mutate::mutant_options(
+            &opts,
+            paths.values().cloned().collect(),
+            label,
+            baseline.slowest,
+        );
         let cells = match runner::plan(&run_opts) {
             Ok(c) => c,
             Err(e) => return report_plan_error(&e),
@@ -501,8 +494,8 @@ async fn mutate(args: MutateArgs) -> i32 {
                 equivalent,
             });
         }
-        if stopped {
-            interrupted = true;
+        if stopped.is_some() {
+            interrupted = stopped;
             break;
         }
     }
@@ -542,8 +535,8 @@ async fn mutate(args: MutateArgs) -> i32 {
     let errors = results
         .iter()
         .any(|r| matches!(r.outcome, mutate::Outcome::Error { .. }));
-    if interrupted {
-        130
+    if let Some(signal) = interrupted {
+        128 + signal
     } else if unmarked || errors {
         if unmarked {
             eprintln!(
@@ -559,6 +552,19 @@ async fn mutate(args: MutateArgs) -> i32 {
     } else {
         0
     }
+}
+
+/// The Istio labels to run: those asked for, else the versions file's default matrix; a label
+/// asked for twice (`--istio 1.31,1.31`) is one point of the matrix.
+fn matrix(versions: &toolchain::Versions, requested: &[String]) -> Vec<String> {
+    let mut labels = if requested.is_empty() {
+        versions.default_labels().to_vec()
+    } else {
+        requested.to_vec()
+    };
+    let mut seen = std::collections::HashSet::new();
+    labels.retain(|l| seen.insert(l.clone()));
+    labels
 }
 
 /// The toolchain and the versions file (`istio-versions.toml` in the working directory).

@@ -288,12 +288,10 @@ fn dry_run(origin: &Path, step: &gherkin::Step) -> Option<String> {
         return None;
     };
     let mut world = crate::steps::LabWorld::for_lint(&origin.display().to_string());
-    // A failing step reports through a panic, as cucumber expects; keep those quiet here.
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    // A failing step reports through a panic, as cucumber expects; the panic hook the binary
+    // installs (`quiet_step_panics`) keeps those quiet.
     let outcome =
         futures::executor::block_on(AssertUnwindSafe(step_fn(&mut world, ctx)).catch_unwind());
-    std::panic::set_hook(hook);
     outcome
         .err()
         .map(|panic| crate::steps::world::panic_message(&*panic))

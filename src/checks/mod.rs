@@ -162,16 +162,13 @@ impl Check {
 
 /// A path a lab names: absolute, with no `.` or `..` in it.
 pub fn lab_path(p: &Path) -> Result<(), CheckError> {
-    use std::path::Component;
     if !p.is_absolute() {
         return Err(CheckError::Path(
             p.to_owned(),
             "a relative path: write the absolute path the learner sees".to_owned(),
         ));
     }
-    if p.components()
-        .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
-    {
+    if !crate::sandbox::is_normal(p) {
         return Err(CheckError::Path(
             p.to_owned(),
             "has `.` or `..` in it: write the path it means".to_owned(),

@@ -196,43 +196,63 @@ fn statements(root: Node<'_>) -> Vec<Node<'_>> {
     out
 }
 
-fn typed_answer(stmt: Node<'_>, src: &str, answers: Option<&Answers>, edits: &mut Vec<Edit>) {
+/// The absolute files a statement saves a tool's output to (`cmd > /path`): what a typed answer
+/// replaces. Statements that already write a constant (echo, printf, cat, heredocs) save none.
+fn saved_outputs(stmt: Node<'_>, src: &str) -> Vec<String> {
     if stmt.kind() != "redirected_statement" {
-        return;
+        return Vec::new();
     }
     let kids = named_children(stmt);
     if kids.iter().any(|k| k.kind() == "heredoc_redirect") {
-        return;
+        return Vec::new();
     }
-    let Some(body) = kids.first() else { return };
+    let Some(body) = kids.first() else {
+        return Vec::new();
+    };
     let producer = descendants(*body)
         .into_iter()
         .find(|n| n.kind() == "command_name")
         .map(|n| text(n, src));
     if matches!(producer, Some("echo" | "printf" | "cat" | "true" | ":")) {
-        return;
+        return Vec::new();
     }
-    for redirect in kids.iter().filter(|k| k.kind() == "file_redirect") {
-        let op = redirect.child(0).map(|c| text(c, src)).unwrap_or_default();
-        if redirect
-            .child(0)
-            .is_some_and(|c| c.kind() == "file_descriptor")
-        {
-            continue;
-        }
-        if !matches!(op, ">" | ">>" | "&>" | ">|") {
-            continue;
-        }
-        let Some(dest) = redirect.child_by_field_name("destination") else {
+    kids.iter()
+        .filter(|k| k.kind() == "file_redirect")
+        .filter(|r| r.child(0).is_some_and(|c| c.kind() != "file_descriptor"))
+        .filter(|r| {
+            let op = r.child(0).map(|c| text(c, src)).unwrap_or_default();
+            matches!(op, ">" | ">>" | "&>" | ">|")
+        })
+        .filter_map(|r| r.child_by_field_name("destination"))
+        .map(|dest| unquote(text(dest, src)))
+        .filter(|dest| dest.starts_with('/'))
+        .collect()
+}
+
+/// Every file the lab's scripts save a tool's output to: what the reference run captures for
+/// typed answers.
+pub fn saved_files(steps: &[StepScript]) -> Vec<PathBuf> {
+    let mut out = BTreeSet::new();
+    for step in steps {
+        let Some(tree) = bash::parse(&step.script) else {
             continue;
         };
-        let dest_text = unquote(text(dest, src));
-        if !dest_text.starts_with('/') {
-            continue;
+        for stmt in statements(tree.root_node()) {
+            out.extend(
+                saved_outputs(stmt, &step.script)
+                    .into_iter()
+                    .map(PathBuf::from),
+            );
         }
+    }
+    out.into_iter().collect()
+}
+
+fn typed_answer(stmt: Node<'_>, src: &str, answers: Option<&Answers>, edits: &mut Vec<Edit>) {
+    for dest in saved_outputs(stmt, src) {
         let answer = match answers {
             None => UNKNOWN_ANSWER.to_owned(),
-            Some(a) => match a.get(&PathBuf::from(&dest_text)) {
+            Some(a) => match a.get(&PathBuf::from(&dest)) {
                 // A one-line output typed in verbatim is the right answer, not a mutant.
                 Some((_, true)) | None => continue,
                 Some((first, false)) => first.clone(),
@@ -241,7 +261,7 @@ fn typed_answer(stmt: Node<'_>, src: &str, answers: Option<&Answers>, edits: &mu
         edits.push(Edit {
             op: Operator::TypedAnswer,
             range: stmt.byte_range(),
-            with: format!("echo {} > {dest_text}", shell_quote(&answer)),
+            with: format!("echo {} > {dest}", shell_quote(&answer)),
         });
         return;
     }
@@ -683,6 +703,10 @@ mod tests {
         );
         let mut answers = Answers::new();
         answers.insert("/root/a.json".into(), ("{".into(), false));
+        assert_eq!(
+            saved_files(std::slice::from_ref(&s)),
+            [PathBuf::from("/root/a.json")]
+        );
         let ms = mutants(&[s], Some(&answers));
         assert!(of(&ms, Operator::DeleteCommand).iter().any(|a| a == ":"));
         assert!(

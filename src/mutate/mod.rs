@@ -116,24 +116,6 @@ pub fn load(path: &Path, step: Option<usize>) -> std::result::Result<Loaded, Mut
     Ok(Loaded { text, lab, scripts })
 }
 
-/// The absolute files the scripts redirect output to: what the baseline captures for typed
-/// answers.
-pub fn redirect_targets(loaded: &Loaded) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = generate::mutants(&loaded.scripts, None)
-        .iter()
-        .filter(|m| m.operator == generate::Operator::TypedAnswer)
-        .filter_map(|m| {
-            m.after
-                .first()
-                .and_then(|l| l.rsplit_once("> "))
-                .map(|(_, p)| PathBuf::from(p.trim()))
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
 /// The baseline's options: the lab alone, no mistakes, capturing what typed answers need.
 pub fn baseline_options(opts: &MutateOptions, capture: Vec<PathBuf>) -> RunOptions {
     let mut run = RunOptions::new(vec![opts.lab.clone()]);
@@ -145,13 +127,18 @@ pub fn baseline_options(opts: &MutateOptions, capture: Vec<PathBuf>) -> RunOptio
     run
 }
 
-/// Runs the reference solution on every label: passes, the captured answers per label, and how
-/// long the slowest step took.
-pub async fn baseline(
-    run_opts: &RunOptions,
-    env: &Environment,
-    cells: Vec<CellPlan>,
-) -> (BTreeMap<String, (bool, Answers)>, Duration) {
+/// What the reference run showed.
+pub struct Baseline {
+    /// Per Istio label: whether the reference solution passed, and the answers it captured.
+    pub labels: BTreeMap<String, (bool, Answers)>,
+    /// The learner-command time of the slowest step.
+    pub slowest: Duration,
+    /// The signal that interrupted the run, if one did.
+    pub interrupted: Option<i32>,
+}
+
+/// Runs the reference solution on every label.
+pub async fn baseline(run_opts: &RunOptions, env: &Environment, cells: Vec<CellPlan>) -> Baseline {
     let events = Rc::new(RefCell::new(Vec::new()));
     let sink_events = events.clone();
     let sink: runner::Sink = Rc::new(move |e| sink_events.borrow_mut().push(e));
@@ -159,7 +146,7 @@ pub async fn baseline(
     let mut out: BTreeMap<String, (bool, Answers)> = BTreeMap::new();
     let mut slowest = Duration::ZERO;
     for c in &cells {
-        let passed = !summary.failed_cells.contains(&c.id) && !summary.interrupted;
+        let passed = !summary.failed_cells.contains(&c.id) && summary.interrupted.is_none();
         out.insert(c.id.label.clone(), (passed, Answers::new()));
     }
     for e in events.borrow().iter() {
@@ -183,7 +170,11 @@ pub async fn baseline(
             _ => {}
         }
     }
-    (out, slowest)
+    Baseline {
+        labels: out,
+        slowest,
+        interrupted: summary.interrupted,
+    }
 }
 
 /// Whether bash accepts the script (`bash -n`); the reason when not.
@@ -262,13 +253,14 @@ pub fn mutant_options(
 pub type Done = Rc<dyn Fn(&Mutant, &Outcome)>;
 
 /// Runs the planned mutant cells; `done` is told of each mutant's outcome as it finishes.
+/// Returns the outcomes by mutant id, and the signal that interrupted the run, if one did.
 pub async fn run_mutants(
     run_opts: &RunOptions,
     env: &Environment,
     cells: Vec<CellPlan>,
     by_slug: HashMap<String, Mutant>,
     done: Done,
-) -> (HashMap<String, Outcome>, bool) {
+) -> (HashMap<String, Outcome>, Option<i32>) {
     type Seen = HashMap<CellId, Vec<(usize, StepOutcome, Vec<Transcript>)>>;
     let seen: Rc<RefCell<Seen>> = Rc::default();
     let outcomes: Rc<RefCell<HashMap<String, Outcome>>> = Rc::default();

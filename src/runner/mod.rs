@@ -121,21 +121,16 @@ pub struct Summary {
     pub cells: usize,
     pub failed_cells: Vec<CellId>,
     pub harness_errors: Vec<String>,
-    pub interrupted: bool,
-    /// The signal that interrupted the run (SIGINT, SIGTERM, SIGHUP).
-    pub signal: i32,
+    /// The signal that interrupted the run (SIGINT, SIGTERM, SIGHUP), if one did.
+    pub interrupted: Option<i32>,
 }
 
 impl Summary {
     /// 0 every lab passed, 1 a lab failed, 2 the harness failed; an interrupted run is 128 + the
     /// signal (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP).
     pub fn exit_code(&self) -> i32 {
-        if self.interrupted {
-            128 + if self.signal > 0 {
-                self.signal
-            } else {
-                libc::SIGINT
-            }
+        if let Some(signal) = self.interrupted {
+            128 + signal
         } else if !self.harness_errors.is_empty() {
             2
         } else if !self.failed_cells.is_empty() {
@@ -309,17 +304,14 @@ pub async fn run(
                     }
                 }
             }
-            false
+            None
         }
-        signal = shutdown_signal() => {
-            summary.signal = signal;
-            true
-        }
+        signal = shutdown_signal() => Some(signal),
     };
-    if interrupted {
+    summary.interrupted = interrupted;
+    if interrupted.is_some() {
         // Dropping the cells' futures killed their process groups, holders and clusters; their
         // directories go too, unless kept.
-        summary.interrupted = true;
         if !(opts.keep || opts.step.is_some()) {
             for c in &cells {
                 remove_cell_dir(&cell_dir(opts, &c.id)).await;
@@ -335,7 +327,7 @@ pub async fn run(
         }
     }
     sink(Event::RunFinished {
-        interrupted,
+        interrupted: interrupted.is_some(),
         duration: started.elapsed(),
     });
     summary
@@ -528,7 +520,7 @@ async fn prepare(
 
 /// Writes what `labcheck ps`, `shell`, `grade` and `down` need to find a kept cell.
 fn record_kept(cell: &Cell, cluster: Option<&Cluster>) {
-    let record = crate::kept::KeptCell {
+    let mut record = crate::kept::KeptCell {
         name: cell
             .sandbox
             .dir()
@@ -550,9 +542,8 @@ fn record_kept(cell: &Cell, cluster: Option<&Cluster>) {
         has_cluster: cluster.is_some(),
         started: Default::default(),
     };
-    let mut record = record;
-    let pids = std::iter::once(record.holder).chain(record.cluster_pids.iter().map(|p| *p as i32));
-    record.started = pids
+    record.started = std::iter::once(record.holder)
+        .chain(record.cluster_pids.iter().map(|p| *p as i32))
         .filter_map(|p| crate::kept::start_time(p).map(|t| (p, t)))
         .collect();
     let _ = record.save();
@@ -668,19 +659,12 @@ fn keep_leftovers(opts: &RunOptions, cell: &Cell, keep: bool) -> Option<PathBuf>
     for entry in entries.flatten() {
         let upper = entry.path().join("upper");
         let root = entry.file_name().to_string_lossy().replace('_', "/");
-        let Ok((tree, over)) = crate::sandbox::tree::read_lenient(&upper, budget) else {
+        let Ok(read) = crate::sandbox::tree::read_lenient(&upper, budget) else {
             continue;
         };
-        cut |= over;
-        let size: u64 = tree
-            .iter()
-            .map(|e| match e {
-                crate::sandbox::tree::Entry::File { bytes, .. } => bytes.len() as u64,
-                _ => 0,
-            })
-            .sum();
-        budget = budget.saturating_sub(size);
-        let _ = crate::sandbox::tree::write(&tree, &target.join(&root));
+        cut |= read.cut;
+        budget = budget.saturating_sub(read.bytes);
+        let _ = crate::sandbox::tree::write(&read.entries, &target.join(&root));
     }
     if cut {
         let _ = std::fs::write(

@@ -301,11 +301,7 @@ impl Sandbox {
 
     /// Checks that a lab path lies in the sandbox.
     pub fn contains(&self, path: &Path) -> Result<(), SandboxError> {
-        use std::path::Component;
-        if path
-            .components()
-            .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
-        {
+        if !is_normal(path) {
             return Err(SandboxError::NotNormal {
                 path: path.to_owned(),
             });
@@ -437,6 +433,15 @@ impl Network {
         .join()
         .unwrap_or_else(|_| Err(io::Error::other("network thread panicked")))
     }
+}
+
+/// Whether a path a lab names has no `.` or `..` in it (compared as text, `/root/../var` would
+/// pass a prefix check and name the host's `/var`).
+pub fn is_normal(path: &Path) -> bool {
+    use std::path::Component;
+    !path
+        .components()
+        .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
 }
 
 /// The largest file a check reads.

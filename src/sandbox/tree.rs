@@ -32,16 +32,28 @@ pub fn read(root: &Path) -> io::Result<Vec<Entry>> {
     Ok(walk.out)
 }
 
+/// What [`read_lenient`] read.
+pub struct Lenient {
+    pub entries: Vec<Entry>,
+    /// The bytes of the files read.
+    pub bytes: u64,
+    /// Whether files were left out for the budget.
+    pub cut: bool,
+}
+
 /// Like [`read`], but devices, FIFOs and sockets (an overlay's whiteouts among them) are left
-/// out, and so are files past `max_bytes` in all; returns the entries and whether some were left
-/// out for size.
-pub fn read_lenient(root: &Path, max_bytes: u64) -> io::Result<(Vec<Entry>, bool)> {
+/// out, and so are files past `max_bytes` in all.
+pub fn read_lenient(root: &Path, max_bytes: u64) -> io::Result<Lenient> {
     let mut walk = Walk {
         lenient: Some(max_bytes),
         ..Walk::default()
     };
     walk.read_into(root, PathBuf::new())?;
-    Ok((walk.out, walk.cut))
+    Ok(Lenient {
+        entries: walk.out,
+        bytes: walk.total,
+        cut: walk.cut,
+    })
 }
 
 #[derive(Default)]
