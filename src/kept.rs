@@ -103,7 +103,9 @@ impl KeptCell {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         std::fs::remove_dir_all(&self.dir)
-            .map_err(|e| format!("cannot remove {}: {e}", self.dir.display()))
+            .map_err(|e| format!("cannot remove {}: {e}", self.dir.display()))?;
+        crate::sandbox::cgroup::reap_stale();
+        Ok(())
     }
 }
 

@@ -55,6 +55,9 @@ pub mod tags {
     pub const MISTAKE: &[&str] = &["mistake", "間違い"];
     pub const NO_DISCRIMINATION: &[&str] = &["no-discrimination", "判別なし"];
     pub const TIMEOUT: &[&str] = &["timeout=", "タイムアウト="];
+    /// Feature tags that raise a cell's limits (`@memory=8GiB`, `@pids=8192`).
+    pub const MEMORY: &[&str] = &["memory=", "メモリ="];
+    pub const PIDS: &[&str] = &["pids=", "プロセス数="];
 
     /// Whether `tags` holds one of `names`.
     pub fn has(tags: &[String], names: &[&str]) -> bool {
@@ -385,7 +388,40 @@ fn check_steps(path: &Path, origin: &Path, feature: &gherkin::Feature, lang: Lan
             });
         }
     }
+    let line = feature.position.line.saturating_sub(1).max(1);
+    let limit_problem = |tag: &str, v: &str, example: &str| Problem {
+        path: path.to_owned(),
+        line,
+        col: 1,
+        message: format!("{tag} tag needs a number, found {v:?}"),
+        hint: Some(format!("e.g. {example}")),
+        grades_nothing: false,
+    };
+    if let Some(v) = tags::value(&feature.tags, tags::MEMORY)
+        && crate::sandbox::cgroup::parse_size(v).is_none()
+    {
+        problems.push(limit_problem("memory", v, "@memory=8GiB"));
+    }
+    if let Some(v) = tags::value(&feature.tags, tags::PIDS)
+        && v.parse::<u64>().is_err()
+    {
+        problems.push(limit_problem("pids", v, "@pids=8192"));
+    }
     problems
+}
+
+/// The limits of a lab's cells: the defaults, raised by the Feature's tags.
+fn limits(feature: &gherkin::Feature) -> crate::sandbox::Limits {
+    let mut limits = crate::sandbox::Limits::default();
+    if let Some(m) =
+        tags::value(&feature.tags, tags::MEMORY).and_then(crate::sandbox::cgroup::parse_size)
+    {
+        limits.memory = m;
+    }
+    if let Some(p) = tags::value(&feature.tags, tags::PIDS).and_then(|v| v.parse().ok()) {
+        limits.pids = p;
+    }
+    limits
 }
 
 /// The scenarios of a feature (rules included), in file order.
@@ -550,6 +586,7 @@ fn to_lab(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Lab {
         lang,
         steps,
         source: None,
+        limits: limits(feature),
         id: path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())

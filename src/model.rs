@@ -54,6 +54,8 @@ pub struct Lab {
     /// Where the lab came from when `path` is a derived copy (a mutant): fixtures resolve from
     /// there, and reports point there.
     pub source: Option<PathBuf>,
+    /// Its cells' memory and pids limits.
+    pub limits: crate::sandbox::Limits,
     /// The name of its cells: the file stem, or more of its path when two labs of a run share
     /// a stem.
     pub id: String,
@@ -232,6 +234,8 @@ pub enum Event {
         passed: bool,
         kept: Option<PathBuf>,
         error: Option<String>,
+        /// The most memory the cell used at once, in bytes, when the kernel tells.
+        peak_memory: Option<u64>,
     },
     RunFinished {
         interrupted: bool,

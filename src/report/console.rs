@@ -74,6 +74,7 @@ impl Console {
                 passed,
                 kept,
                 error,
+                ..
             } => {
                 if let Some(e) = error {
                     eprintln!("✘ {cell}: {e}");

@@ -35,6 +35,8 @@ pub struct CellRecord {
     pub passed: bool,
     pub kept: Option<PathBuf>,
     pub error: Option<String>,
+    /// Bytes, when the kernel tells.
+    pub peak_memory: Option<u64>,
 }
 
 /// Where a cell's time went.
@@ -87,6 +89,7 @@ impl Record {
                             passed: false,
                             kept: None,
                             error: None,
+                            peak_memory: None,
                         },
                     );
                 }
@@ -119,6 +122,7 @@ impl Record {
                 passed,
                 kept,
                 error,
+                peak_memory,
             } => {
                 if let Some(c) = self.cells.get_mut(cell)
                     && !c.finished
@@ -127,6 +131,7 @@ impl Record {
                     c.passed = *passed;
                     c.kept = kept.clone();
                     c.error = error.clone();
+                    c.peak_memory = *peak_memory;
                 }
             }
             Event::Captured { .. } => {}

@@ -115,11 +115,12 @@ pub fn markdown(record: &Record) -> String {
             if let Some(c) = m.column(l) {
                 let t = c.timing();
                 out.push_str(&format!(
-                    "\n{}: setup {:.2}s, steps {:.2}s, of which learner commands {:.2}s\n",
+                    "\n{}: setup {:.2}s, steps {:.2}s, of which learner commands {:.2}s{}\n",
                     label_title(l),
                     t.setup.as_secs_f64(),
                     t.steps.as_secs_f64(),
-                    t.commands.as_secs_f64()
+                    t.commands.as_secs_f64(),
+                    peak(c.peak_memory, ", peak memory ")
                 ));
                 let tools: Vec<String> = c
                     .tools
@@ -205,6 +206,10 @@ th,td{border:1px solid #ccc;padding:.4em .6em;vertical-align:top;text-align:left
                         setup.as_secs_f64()
                     ));
                 }
+                cell.push_str(&peak(c.peak_memory, "peak memory "));
+                if c.peak_memory.is_some() {
+                    cell.push_str("<br>");
+                }
                 if let Some(e) = &c.error {
                     cell.push_str(&format!("<b>{}</b>", esc(e)));
                 }
@@ -218,4 +223,11 @@ th,td{border:1px solid #ccc;padding:.4em .6em;vertical-align:top;text-align:left
         record.duration.as_secs_f64()
     ));
     out
+}
+
+/// `prefix` and a cell's peak memory in MiB, or nothing when it is not known.
+fn peak(bytes: Option<u64>, prefix: &str) -> String {
+    bytes.map_or(String::new(), |b| {
+        format!("{prefix}{:.0} MiB", b as f64 / f64::from(1 << 20))
+    })
 }

@@ -3,7 +3,7 @@
 //! version, the kubectl that matches the cluster).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::cluster::Backend;
 use crate::model::ToolsInfo;
@@ -90,15 +90,12 @@ impl Environment {
     }
 }
 
-/// Puts the cell's tools first on its PATH (links in the cell's `bin`).
-pub fn link_tools(bin: &Path, tools: &[&Tool]) -> std::io::Result<()> {
-    for t in tools {
-        if t.name == "kube-apiserver" {
-            continue;
-        }
-        let link = bin.join(&t.name);
-        let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(&t.path, &link)?;
-    }
-    Ok(())
+/// The tools a cell puts first on the learner's PATH, by name: all but the API server, which
+/// only the cluster runs.
+pub fn learner_tools(tools: &[&Tool]) -> Vec<(String, PathBuf)> {
+    tools
+        .iter()
+        .filter(|t| t.name != "kube-apiserver")
+        .map(|t| (t.name.clone(), t.path.clone()))
+        .collect()
 }

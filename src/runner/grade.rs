@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::{Needs, RunOptions, Sink, Summary, plan, run_scenarios};
 use crate::cell::Cell;
 use crate::model::Event;
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, SandboxOptions};
 
 /// Where `labcheck grade` looks.
 pub enum GradeTarget {
@@ -61,7 +61,13 @@ pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result
             context,
             root,
         } => {
-            let sandbox = Sandbox::create_viewing(&dir, false, false, root.as_deref())
+            let options = SandboxOptions {
+                view: root.clone(),
+                hide: super::hidden_dirs(opts),
+                limits: plan.lab.limits,
+                ..SandboxOptions::default()
+            };
+            let sandbox = Sandbox::create(&dir, options)
                 .await
                 .map_err(|e| e.to_string())?;
             let client = match plan.needs {
@@ -98,6 +104,7 @@ pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result
         passed,
         kept: None,
         error: error.clone(),
+        peak_memory: None,
     });
     sink(Event::RunFinished {
         interrupted: false,

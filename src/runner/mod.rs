@@ -25,7 +25,7 @@ use crate::cell::Cell;
 use crate::cluster::{CellEnv, Cluster};
 use crate::lint::{self, Problem, ReadError, tags};
 use crate::model::{CellId, Event, Lab, Outcome, StepKind};
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Sandbox, SandboxOptions};
 use crate::steps::{LabWorld, ScenarioContext};
 
 /// Where events go: console, JUnit, summaries.
@@ -292,6 +292,7 @@ pub async fn run(
         .buffer_unordered(opts.jobs.max(1))
         .collect::<Vec<_>>();
     reap_stale(&opts.state_dir);
+    crate::sandbox::cgroup::reap_stale();
     let interrupted = tokio::select! {
         results = all => {
             for (id, result) in results {
@@ -323,6 +324,7 @@ pub async fn run(
                 passed: false,
                 kept: None,
                 error: Some("interrupted".to_owned()),
+                peak_memory: None,
             });
         }
     }
@@ -355,6 +357,15 @@ fn cell_dir(opts: &RunOptions, id: &CellId) -> PathBuf {
     opts.state_dir
         .join("cells")
         .join(format!("{}-{}", id.slug(), std::process::id()))
+}
+
+/// The host directories no cell may see: the state directory (every cell's files) and the report
+/// directory.
+pub(crate) fn hidden_dirs(opts: &RunOptions) -> Vec<PathBuf> {
+    [&opts.state_dir, &opts.report_dir]
+        .into_iter()
+        .filter_map(|d| std::path::absolute(d).ok())
+        .collect()
 }
 
 /// Removes a cell's directory once its processes are gone (they may still be exiting).
@@ -411,6 +422,7 @@ async fn run_cell(
                 passed: false,
                 kept: None,
                 error: Some(error.clone()),
+                peak_memory: None,
             });
             let _ = std::fs::remove_dir_all(&dir);
             return (id, Err(error));
@@ -440,6 +452,7 @@ async fn run_cell(
     } else {
         None
     };
+    let peak_memory = cell.sandbox.peak_memory();
     if !keep {
         if let Some(c) = cluster.as_mut() {
             c.stop().await;
@@ -452,6 +465,7 @@ async fn run_cell(
         passed,
         kept,
         error: error.clone(),
+        peak_memory,
     });
     (id, error.map_or(Ok(passed), Err))
 }
@@ -474,16 +488,21 @@ async fn prepare(
                 .ok_or("this lab needs a cluster, and no cluster backend is configured")?,
         ),
     };
-    let isolate = backend.is_none_or(|b| b.isolates_network());
-    let sandbox = Sandbox::create(dir, keep, isolate)
-        .await
-        .map_err(|e| e.to_string())?;
     let tools = env.tools_for(plan.needs, &plan.id.label);
     if plan.needs == Needs::Istio && !tools.iter().any(|t| t.name == "istioctl") {
         return Err(format!("no istioctl for Istio {}", plan.id.label));
     }
-    environment::link_tools(&dir.join("bin"), &tools)
-        .map_err(|e| format!("cannot link tools into {}: {e}", dir.display()))?;
+    let options = SandboxOptions {
+        keep_alive: keep,
+        isolate_network: backend.is_none_or(|b| b.isolates_network()),
+        view: None,
+        hide: hidden_dirs(opts),
+        tools: environment::learner_tools(&tools),
+        limits: plan.lab.limits,
+    };
+    let sandbox = Sandbox::create(dir, options)
+        .await
+        .map_err(|e| e.to_string())?;
     let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
     cell.discrimination = opts.discrimination;
     cell.timeout = opts.timeout;
@@ -493,7 +512,7 @@ async fn prepare(
             let cenv = CellEnv {
                 sandbox: &cell.sandbox,
                 dir: dir.join("cluster"),
-                kubeconfig: dir.join("kubeconfig"),
+                kubeconfig: cell.sandbox.share_dir().join("kubeconfig"),
                 name: format!("{}-{}", plan.id.slug(), std::process::id()),
             };
             let _ = std::fs::create_dir_all(&cenv.dir);
@@ -652,21 +671,9 @@ fn keep_leftovers(opts: &RunOptions, cell: &Cell, keep: bool) -> Option<PathBuf>
     let report = opts.report_dir.join(cell.id.slug());
     let target = report.join("files");
     let _ = std::fs::remove_dir_all(&target);
-    let layers = cell.sandbox.dir().join("fs");
-    let entries = std::fs::read_dir(&layers).ok()?;
-    let mut budget = LEFTOVERS_MAX;
-    let mut cut = false;
-    for entry in entries.flatten() {
-        let upper = entry.path().join("upper");
-        let root = entry.file_name().to_string_lossy().replace('_', "/");
-        let Ok(read) = crate::sandbox::tree::read_lenient(&upper, budget) else {
-            continue;
-        };
-        cut |= read.cut;
-        budget = budget.saturating_sub(read.bytes);
-        let _ = crate::sandbox::tree::write(&read.entries, &target.join(&root));
-    }
-    if cut {
+    let read = crate::sandbox::tree::read_lenient(&cell.sandbox.upper_dir(), LEFTOVERS_MAX).ok()?;
+    let _ = crate::sandbox::tree::write(&read.entries, &target);
+    if read.cut {
         let _ = std::fs::write(
             report.join("files-truncated.txt"),
             format!(

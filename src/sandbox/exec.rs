@@ -1,5 +1,6 @@
 //! Runs one learner command (a bash script) in a cell: its own process group, a timeout after
-//! which the whole group is killed, and a [`Transcript`] of what it printed and how it ended.
+//! which the whole group is killed, every process it left behind ended when it ends, and a
+//! [`Transcript`] of what it printed and how it ended.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -66,9 +67,11 @@ pub async fn run_script(
         }
     };
     if let (false, Some(pgid)) = (timed_out, pgid) {
-        // Background jobs the command left behind belong to its group: end them too.
         unix::kill_group(pgid, libc::SIGKILL);
     }
+    // What the command left running (background jobs, `setsid` daemons, double forks) ends with
+    // it, before its output is collected: a daemon holding stdout cannot keep the pipe open.
+    sandbox.end_leftovers().await?;
     Ok(Transcript {
         script: script.to_owned(),
         stdout: collect(out).await,

@@ -1,16 +1,22 @@
-//! The sandbox of a cell: the learner's commands see the lab's literal absolute paths (`/root/…`,
-//! `/opt/…`) while every write lands in the cell's own directory, and nothing they do leaves the
-//! machine.
+//! The sandbox of a cell: a sealed box. Learner commands see the whole filesystem as the lab
+//! describes it (`/root/…`, `/opt/…`, `/var/…`), every write lands in the cell's own directory,
+//! and nothing they do reaches the host, the harness or another cell.
 //!
-//! A cell owns one *holder* process that lives in a private mount namespace (overlays on the
-//! host's top-level directories, upper layers in the cell) and a network namespace with only `lo`.
-//! Learner commands, the cluster's processes and the harness's own file reads enter those
-//! namespaces; the host's paths are never created or modified. Unsafe code lives in [`unix`].
+//! A cell owns one *holder* process. Its child is the init (pid 1) of the cell's own PID, mount,
+//! UTS and IPC namespaces (and, for a local cluster, a network namespace with only `lo`): it mounts
+//! an overlay of the host's `/` (upper layer in the cell directory), a `/proc` of the cell's PID
+//! namespace, a minimal `/dev`, a read-only `/sys`, private `/tmp`, `/run` and `/dev/shm`, hides
+//! the harness's state and report directories, and pivots into that root. Learner commands enter
+//! those namespaces, join the cell's control group and keep only a container's capabilities; what
+//! a command leaves running is ended when it ends. When init ends, every process of the cell ends.
+//! Unsafe code lives in [`unix`].
 
+pub mod cgroup;
 mod exec;
 pub mod tree;
 pub mod unix;
 
+pub use cgroup::Limits;
 pub use exec::run_script;
 
 use std::collections::BTreeMap;
@@ -22,36 +28,41 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The host directories a cell overlays, when they exist: a lab's paths must lie under one.
-pub const SANDBOXED_ROOTS: &[&str] = &[
-    "/root",
-    "/opt",
-    "/home",
-    "/srv",
-    "/mnt",
-    "/etc",
-    "/usr/local",
-];
+use cgroup::Cgroup;
+
+/// Where a cell sees its share directory (its tools in `bin/`, its `kubeconfig`).
+pub const SHARE: &str = "/run/labcheck";
+
+/// Paths that belong to the kernel or to the cell's machinery, never to a lab.
+const SYSTEM_PATHS: &[&str] = &["/proc", "/sys", "/dev", SHARE];
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
     #[error(
-        "cannot build the cell's sandbox (mount and network namespaces with overlays): {source}. \
-         labcheck runs learner commands only inside a sandbox and needs root to build it; it \
-         never falls back to the host's paths"
+        "cannot build the cell's sandbox (namespaces, an overlay of `/`, pivot_root): {source}. \
+         labcheck runs learner commands only inside a sandbox; it never falls back to the host's \
+         paths"
     )]
     Unsupported {
         #[source]
         source: io::Error,
     },
     #[error(
-        "the cell directory {dir} lies under {root}, which the sandbox overlays; set LABCHECK_STATE_DIR elsewhere"
+        "labcheck needs root to seal a cell (it runs as uid {uid}): it mounts an overlay of `/`, \
+         makes PID, mount, network, UTS and IPC namespaces and a control group for each cell. \
+         Run it as root (sudo), or in a container or VM where you are root"
     )]
-    CellUnderRoot { dir: PathBuf, root: String },
+    NotRoot { uid: u32 },
     #[error("lab path {path} has `.` or `..` in it: write the path it means")]
     NotNormal { path: PathBuf },
-    #[error("lab path {path} is outside the sandboxed directories ({roots})")]
-    Outside { path: PathBuf, roots: String },
+    #[error("lab path {path} is not an absolute path the learner sees")]
+    NotAbsolute { path: PathBuf },
+    #[error("lab path {path} lies under {system}, which belongs to the system, not to a lab")]
+    System { path: PathBuf, system: &'static str },
+    #[error("path {path} has a `,`, `:` or `\\` in it, which an overlay mount cannot take")]
+    OverlayPath { path: PathBuf },
+    #[error(transparent)]
+    Cgroup(#[from] cgroup::CgroupError),
     #[error("{what} {path}: {source}")]
     Io {
         what: &'static str,
@@ -69,6 +80,26 @@ fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> S
     }
 }
 
+/// How a sandbox is made.
+#[derive(Clone, Debug, Default)]
+pub struct SandboxOptions {
+    /// The holder outlives the harness (a kept cell); otherwise it dies with it.
+    pub keep_alive: bool,
+    /// A network namespace of its own with only `lo` (cells with a local cluster); without, the
+    /// cell shares the host's network (cells that reach an existing or kind cluster).
+    pub isolate_network: bool,
+    /// Show the files under this directory over the host's (a learner's environment copied
+    /// elsewhere: `view/root/istio` appears as `/root/istio`). Nothing under it is modified.
+    pub view: Option<PathBuf>,
+    /// Host directories the cell must not see (the state directory with the other cells, the
+    /// report directory): an empty read-only directory stands in their place.
+    pub hide: Vec<PathBuf>,
+    /// Programs put first on the learner's PATH, by name (bound read-only into `SHARE/bin`, so
+    /// they work wherever the host keeps them).
+    pub tools: Vec<(String, PathBuf)>,
+    pub limits: Limits,
+}
+
 /// The running holder: its pid and its namespaces, held open.
 #[derive(Debug)]
 struct Holder {
@@ -77,6 +108,10 @@ struct Holder {
     child: Option<tokio::process::Child>,
     net: File,
     mnt: File,
+    uts: File,
+    ipc: File,
+    /// The cell's PID namespace (the holder's children's).
+    pid_ns: File,
 }
 
 impl Holder {
@@ -90,125 +125,79 @@ impl Holder {
             pid,
             net: open("net")?,
             mnt: open("mnt")?,
+            uts: open("uts")?,
+            ipc: open("ipc")?,
+            pid_ns: open("pid_for_children")?,
             child,
         })
     }
+}
+
+/// How a process enters the cell.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// A learner command (or the grader's): every namespace, a container's capabilities.
+    Learner,
+    /// Ends every process of the cell but init.
+    Reaper,
+    /// A cluster process: the cell's network and control group, the host's files.
+    Network,
 }
 
 /// A cell's sandbox. See the module docs.
 #[derive(Debug)]
 pub struct Sandbox {
     dir: PathBuf,
-    roots: Vec<PathBuf>,
-    view: Option<PathBuf>,
     keep_alive: bool,
-    isolate_network: bool,
     holder: Mutex<Option<Holder>>,
+    cgroup: Option<Cgroup>,
     env: Mutex<BTreeMap<String, OsString>>,
     workdir: Mutex<PathBuf>,
 }
 
 impl Sandbox {
-    /// Creates the cell directory `dir` and starts the holder. With `keep_alive`, the holder
-    /// outlives the harness (a kept cell); otherwise it dies with it. With `isolate_network`, the
-    /// cell gets a network namespace of its own with only `lo` (cells with a local cluster);
-    /// without, it shares the host's network (cells that reach an existing or kind cluster).
-    pub async fn create(
-        dir: &Path,
-        keep_alive: bool,
-        isolate_network: bool,
-    ) -> Result<Sandbox, SandboxError> {
-        Self::create_viewing(dir, keep_alive, isolate_network, None).await
-    }
-
-    /// Like [`Sandbox::create`], but the lab's paths show the files under `view` (a learner's
-    /// environment copied elsewhere: `view/root/istio` appears as `/root/istio`) instead of the
-    /// host's. Nothing under `view` is modified either.
-    pub async fn create_viewing(
-        dir: &Path,
-        keep_alive: bool,
-        isolate_network: bool,
-        view: Option<&Path>,
-    ) -> Result<Sandbox, SandboxError> {
-        let roots: Vec<PathBuf> = SANDBOXED_ROOTS
-            .iter()
-            .map(PathBuf::from)
-            .filter(|r| r.is_dir())
-            .collect();
-        for root in &roots {
-            if dir.starts_with(root) {
-                return Err(SandboxError::CellUnderRoot {
-                    dir: dir.to_owned(),
-                    root: root.display().to_string(),
-                });
-            }
+    /// Creates the cell directory `dir` and starts the holder.
+    pub async fn create(dir: &Path, options: SandboxOptions) -> Result<Sandbox, SandboxError> {
+        let uid = nix::unistd::geteuid().as_raw();
+        if uid != 0 {
+            return Err(SandboxError::NotRoot { uid });
         }
-        for sub in ["home", "tmp", "bin"] {
+        for sub in ["fs/root", "share/bin"] {
             let p = dir.join(sub);
             std::fs::create_dir_all(&p).map_err(io_err("cannot create", &p))?;
         }
+        let name = hostname(dir);
+        let cgroup = Cgroup::create(&name, options.limits)?;
         let mut env = BTreeMap::new();
         let host_path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
-        let mut path = dir.join("bin").into_os_string();
-        path.push(":");
+        let mut path = OsString::from(format!("{SHARE}/bin:"));
         path.push(host_path);
         env.insert("PATH".to_owned(), path);
-        env.insert("HOME".to_owned(), dir.join("home").into());
-        env.insert("TMPDIR".to_owned(), dir.join("tmp").into());
-        env.insert("KUBECONFIG".to_owned(), dir.join("kubeconfig").into());
+        env.insert("HOME".to_owned(), "/root".into());
+        env.insert("TMPDIR".to_owned(), "/tmp".into());
+        env.insert(
+            "KUBECONFIG".to_owned(),
+            format!("{SHARE}/kubeconfig").into(),
+        );
+        env.insert("HOSTNAME".to_owned(), name.clone().into());
         env.insert("LANG".to_owned(), "C.UTF-8".into());
         env.insert("TERM".to_owned(), "dumb".into());
         env.insert("USER".to_owned(), "root".into());
         let sandbox = Sandbox {
             dir: dir.to_owned(),
-            roots,
-            view: view.map(Path::to_owned),
-            keep_alive,
-            isolate_network,
+            keep_alive: options.keep_alive,
             holder: Mutex::new(None),
+            cgroup: Some(cgroup),
             env: Mutex::new(env),
-            workdir: Mutex::new(dir.join("home")),
+            workdir: Mutex::new(PathBuf::from("/root")),
         };
-        sandbox.start_holder()?;
-        Ok(sandbox)
-    }
-
-    fn start_holder(&self) -> Result<(), SandboxError> {
-        let mut overlays = Vec::new();
-        for root in &self.roots {
-            let layer = self.dir.join("fs").join(slug(root));
-            let (upper, work) = (layer.join("upper"), layer.join("work"));
-            for d in [&upper, &work] {
-                std::fs::create_dir_all(d).map_err(io_err("cannot create", d))?;
-            }
-            let lower = match &self.view {
-                None => root.clone(),
-                Some(view) => {
-                    let mapped = view.join(root.strip_prefix("/").unwrap_or(root));
-                    if mapped.is_dir() {
-                        mapped
-                    } else {
-                        let empty = layer.join("empty");
-                        std::fs::create_dir_all(&empty).map_err(io_err("cannot create", &empty))?;
-                        empty
-                    }
-                }
-            };
-            let options = format!(
-                "lowerdir={},upperdir={},workdir={}",
-                lower.display(),
-                upper.display(),
-                work.display()
-            );
-            overlays.push(unix::Overlay {
-                target: cstring(root),
-                options: cstring(&options),
-            });
-        }
         let setup = unix::Setup {
-            overlays,
-            tmpfs: vec![cstring("/tmp")],
-            new_net: self.isolate_network,
+            root: cstring(dir.join("fs/root")),
+            ops: root_ops(dir, &options)?,
+            hostname: cstring(&name),
+            new_net: options.isolate_network,
+            cgroups: sandbox.cgroup_procs(),
+            die_with_parent: !options.keep_alive,
         };
         let mut cmd = tokio::process::Command::new("sleep");
         cmd.arg("infinity")
@@ -216,14 +205,20 @@ impl Sandbox {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .process_group(0);
-        unix::build(&mut cmd, setup, !self.keep_alive);
-        let child = cmd
-            .spawn()
-            .map_err(|source| SandboxError::Unsupported { source })?;
+        unix::build(&mut cmd, setup);
+        let child = match cmd.spawn() {
+            Ok(child) => child,
+            Err(source) => {
+                if let Some(c) = &sandbox.cgroup {
+                    c.remove().await;
+                }
+                return Err(SandboxError::Unsupported { source });
+            }
+        };
         let pid = child.id().map(|p| p as i32).unwrap_or_default();
         let holder = Holder::open(pid, Some(child))?;
-        *self.holder.lock().unwrap_or_else(|e| e.into_inner()) = Some(holder);
-        Ok(())
+        *sandbox.holder.lock().unwrap_or_else(|e| e.into_inner()) = Some(holder);
+        Ok(sandbox)
     }
 
     /// Attaches to the sandbox of a kept cell whose holder runs as `pid`.
@@ -236,18 +231,35 @@ impl Sandbox {
         let holder = Holder::open(pid, None)?;
         Ok(Sandbox {
             dir: dir.to_owned(),
-            roots: SANDBOXED_ROOTS
-                .iter()
-                .map(PathBuf::from)
-                .filter(|r| r.is_dir())
-                .collect(),
-            view: None,
             keep_alive: true,
-            isolate_network: true,
             holder: Mutex::new(Some(holder)),
+            cgroup: None,
             env: Mutex::new(env),
             workdir: Mutex::new(workdir),
         })
+    }
+
+    fn cgroup_procs(&self) -> Vec<CString> {
+        self.cgroup
+            .iter()
+            .flat_map(|c| c.procs())
+            .map(cstring)
+            .collect()
+    }
+
+    /// The host directory the cell sees as [`SHARE`]: its tools (`bin/`) and `kubeconfig`.
+    pub fn share_dir(&self) -> PathBuf {
+        self.dir.join("share")
+    }
+
+    /// The host directory that holds what the cell's commands wrote (the overlay's upper layer).
+    pub fn upper_dir(&self) -> PathBuf {
+        self.dir.join("fs/upper")
+    }
+
+    /// The most memory the cell used at once (its processes and files in memory), when known.
+    pub fn peak_memory(&self) -> Option<u64> {
+        self.cgroup.as_ref()?.peak_memory()
     }
 
     /// The directory learner commands start in.
@@ -266,7 +278,7 @@ impl Sandbox {
     ) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(program);
         cmd.env_clear().envs(self.env());
-        unix::enter(&mut cmd, self.entry(true));
+        unix::enter(&mut cmd, self.entry(Role::Learner));
         cmd
     }
 
@@ -299,56 +311,100 @@ impl Sandbox {
         *self.workdir.lock().unwrap_or_else(|e| e.into_inner()) = dir.to_owned();
     }
 
-    /// Checks that a lab path lies in the sandbox.
+    /// Checks that a lab path is one a lab may own: absolute, normal, not the system's.
     pub fn contains(&self, path: &Path) -> Result<(), SandboxError> {
         if !is_normal(path) {
             return Err(SandboxError::NotNormal {
                 path: path.to_owned(),
             });
         }
-        if path.is_absolute() && self.roots.iter().any(|r| path.starts_with(r)) {
-            return Ok(());
+        if !path.is_absolute() {
+            return Err(SandboxError::NotAbsolute {
+                path: path.to_owned(),
+            });
         }
-        Err(SandboxError::Outside {
-            path: path.to_owned(),
-            roots: self
-                .roots
-                .iter()
-                .map(|r| r.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-        })
+        if let Some(system) = SYSTEM_PATHS.iter().find(|s| path.starts_with(s)) {
+            return Err(SandboxError::System {
+                path: path.to_owned(),
+                system,
+            });
+        }
+        Ok(())
     }
 
-    fn entry(&self, with_mounts: bool) -> unix::Entry {
+    fn entry(&self, role: Role) -> unix::Entry {
         let holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(h) = holder.as_ref() else {
+            // A stopped sandbox: entering fails at spawn rather than running on the host.
+            return unix::Entry {
+                namespaces: vec![(-1, libc::CLONE_NEWNS)],
+                pid: None,
+                cwd: None,
+                cgroups: Vec::new(),
+                die_with_parent: true,
+                drop_capabilities: true,
+                end_others: false,
+            };
+        };
+        let net = (h.net.as_raw_fd(), libc::CLONE_NEWNET);
+        if role == Role::Network {
+            return unix::Entry {
+                namespaces: vec![net],
+                pid: None,
+                cwd: None,
+                cgroups: self.cgroup_procs(),
+                die_with_parent: !self.keep_alive,
+                drop_capabilities: false,
+                end_others: false,
+            };
+        }
         unix::Entry {
-            net_fd: holder.as_ref().map(|h| h.net.as_raw_fd()),
-            mnt_fd: holder
-                .as_ref()
-                .filter(|_| with_mounts)
-                .map(|h| h.mnt.as_raw_fd()),
-            cwd: with_mounts
-                .then(|| cstring(&*self.workdir.lock().unwrap_or_else(|e| e.into_inner()))),
+            namespaces: vec![
+                (h.ipc.as_raw_fd(), libc::CLONE_NEWIPC),
+                (h.uts.as_raw_fd(), libc::CLONE_NEWUTS),
+                net,
+                (h.mnt.as_raw_fd(), libc::CLONE_NEWNS),
+            ],
+            pid: Some(h.pid_ns.as_raw_fd()),
+            cwd: Some(cstring(
+                &*self.workdir.lock().unwrap_or_else(|e| e.into_inner()),
+            )),
+            cgroups: self.cgroup_procs(),
             die_with_parent: !self.keep_alive,
+            drop_capabilities: true,
+            end_others: role == Role::Reaper,
         }
     }
 
-    /// A command that runs inside the cell (its mounts and network), in a process group of its
-    /// own, with the cell's environment only.
+    /// A command that runs inside the cell as one of its processes, in a process group of its own,
+    /// with the cell's environment only.
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(program);
         cmd.env_clear().envs(self.env()).process_group(0);
-        unix::enter(&mut cmd, self.entry(true));
+        unix::enter(&mut cmd, self.entry(Role::Learner));
         cmd
     }
 
-    /// A command that runs in the cell's network namespace but sees the host's files (the
-    /// cluster's own processes).
+    /// Ends every process of the cell but its init: what a learner command left running
+    /// (background jobs, `setsid` daemons, double forks).
+    pub async fn end_leftovers(&self) -> io::Result<()> {
+        let mut cmd = tokio::process::Command::new("true");
+        cmd.env_clear()
+            .envs(self.env())
+            .process_group(0)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        unix::enter(&mut cmd, self.entry(Role::Reaper));
+        cmd.status().await.map(drop)
+    }
+
+    /// A command that runs in the cell's network namespace and control group but sees the host's
+    /// files (the cluster's own processes).
     pub fn network_command(&self, program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(program);
         cmd.process_group(0);
-        unix::enter(&mut cmd, self.entry(false));
+        unix::enter(&mut cmd, self.entry(Role::Network));
         cmd
     }
 
@@ -388,7 +444,8 @@ impl Sandbox {
         self.inside(move || read_regular(&path))
     }
 
-    /// Stops the holder (and with it the namespaces, once their last process is gone).
+    /// Stops the holder: its init ends, and with it every process of the cell; then the cell's
+    /// control group goes.
     pub async fn shutdown(&self) {
         let holder = self.holder.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(h) = holder {
@@ -396,6 +453,9 @@ impl Sandbox {
             if let Some(mut child) = h.child {
                 let _ = child.wait().await;
             }
+        }
+        if let Some(c) = &self.cgroup {
+            c.remove().await;
         }
     }
 }
@@ -412,8 +472,271 @@ impl Drop for Sandbox {
             .take()
         {
             unix::kill_group(h.pid, libc::SIGKILL);
+            if let Some(c) = &self.cgroup {
+                c.remove_blocking();
+            }
         }
     }
+}
+
+/// The cell's hostname: its directory's name, cut to the kernel's 64 bytes.
+fn hostname(dir: &Path) -> String {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "labcheck-cell".to_owned());
+    let mut end = name.len().min(64);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name[..end].to_owned()
+}
+
+/// The mount operations that build a cell's root under `dir/fs/root`, in order.
+fn root_ops(dir: &Path, options: &SandboxOptions) -> Result<Vec<unix::Op>, SandboxError> {
+    use libc::{
+        MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE, MS_RDONLY, MS_REC, MS_REMOUNT,
+    };
+    let root = dir.join("fs/root");
+    let at = |p: &str| cstring(root.join(p.trim_start_matches('/')));
+    let overlay_path = |p: &Path| {
+        let text = p.as_os_str().as_bytes();
+        if text.iter().any(|b| matches!(b, b',' | b':' | b'\\')) {
+            Err(SandboxError::OverlayPath { path: p.to_owned() })
+        } else {
+            Ok(p.display().to_string())
+        }
+    };
+    let overlay = |lower: &Path, layer: &Path| -> Result<String, SandboxError> {
+        for d in [layer.join("upper"), layer.join("work")] {
+            std::fs::create_dir_all(&d).map_err(io_err("cannot create", &d))?;
+        }
+        Ok(format!(
+            "lowerdir={},upperdir={},workdir={}",
+            overlay_path(lower)?,
+            overlay_path(&layer.join("upper"))?,
+            overlay_path(&layer.join("work"))?
+        ))
+    };
+    let mount =
+        |source: Option<&str>, target: CString, fstype: Option<&str>, flags, data: Option<&str>| {
+            unix::Op::Mount {
+                source: source.map(cstring),
+                target,
+                fstype: fstype.map(cstring),
+                flags,
+                data: data.map(cstring),
+                optional: false,
+            }
+        };
+    let optional = |op: unix::Op| match op {
+        unix::Op::Mount {
+            source,
+            target,
+            fstype,
+            flags,
+            data,
+            ..
+        } => unix::Op::Mount {
+            source,
+            target,
+            fstype,
+            flags,
+            data,
+            optional: true,
+        },
+        other => other,
+    };
+    let mut ops = vec![
+        mount(None, cstring("/"), None, MS_REC | MS_PRIVATE, None),
+        mount(
+            Some("overlay"),
+            at("/"),
+            Some("overlay"),
+            0,
+            Some(&overlay(Path::new("/"), &dir.join("fs"))?),
+        ),
+    ];
+    // A learner's environment copied under `view`: each of its top-level directories replaces the
+    // host's (an overlay of its own: layers of one overlay may not contain each other).
+    if let Some(view) = &options.view {
+        let entries = std::fs::read_dir(view).map_err(io_err("cannot read", view))?;
+        let mut names: Vec<_> = entries
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name())
+            .collect();
+        names.sort();
+        for name in names {
+            let top = Path::new("/").join(&name);
+            if SYSTEM_PATHS.iter().any(|s| top.starts_with(s)) {
+                continue;
+            }
+            let layer = dir.join("fs/view").join(&name);
+            let options = overlay(&view.join(&name), &layer)?;
+            let target = cstring(root.join(&name));
+            ops.push(unix::Op::Mkdir(target.clone()));
+            ops.push(mount(
+                Some("overlay"),
+                target,
+                Some("overlay"),
+                0,
+                Some(&options),
+            ));
+        }
+    }
+    // Before the fresh /tmp, /run and /dev: a hidden directory may lie under one of them.
+    for hidden in &options.hide {
+        if hidden.is_absolute() && hidden.is_dir() && hidden != Path::new("/") {
+            ops.push(mount(
+                Some("tmpfs"),
+                cstring(root.join(hidden.strip_prefix("/").unwrap_or(hidden))),
+                Some("tmpfs"),
+                MS_RDONLY | MS_NOSUID | MS_NODEV,
+                Some("mode=755,size=4k"),
+            ));
+        }
+    }
+    // A minimal /dev: the harmless devices, a private /dev/shm and pseudo-terminals.
+    ops.push(mount(
+        Some("tmpfs"),
+        at("/dev"),
+        Some("tmpfs"),
+        MS_NOSUID,
+        Some("mode=755,size=1m"),
+    ));
+    for device in ["null", "zero", "full", "random", "urandom", "tty"] {
+        let target = at(&format!("/dev/{device}"));
+        ops.push(unix::Op::Touch(target.clone()));
+        ops.push(mount(
+            Some(&format!("/dev/{device}")),
+            target,
+            None,
+            MS_BIND,
+            None,
+        ));
+    }
+    for (link, target) in [
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+        ("ptmx", "pts/ptmx"),
+    ] {
+        ops.push(unix::Op::Symlink {
+            target: cstring(target),
+            link: at(&format!("/dev/{link}")),
+        });
+    }
+    ops.push(unix::Op::Mkdir(at("/dev/shm")));
+    ops.push(mount(
+        Some("tmpfs"),
+        at("/dev/shm"),
+        Some("tmpfs"),
+        MS_NOSUID | MS_NODEV,
+        Some("mode=1777"),
+    ));
+    ops.push(unix::Op::Mkdir(at("/dev/pts")));
+    ops.push(mount(
+        Some("devpts"),
+        at("/dev/pts"),
+        Some("devpts"),
+        MS_NOSUID | MS_NOEXEC,
+        Some("newinstance,ptmxmode=0666,mode=620"),
+    ));
+    // The cell's own processes only; the kernel's knobs read-only, its secrets masked.
+    ops.push(mount(
+        Some("proc"),
+        at("/proc"),
+        Some("proc"),
+        MS_NOSUID | MS_NODEV | MS_NOEXEC,
+        None,
+    ));
+    for knob in [
+        "/proc/sys",
+        "/proc/sysrq-trigger",
+        "/proc/irq",
+        "/proc/bus",
+        "/proc/fs",
+    ] {
+        ops.push(optional(mount(
+            Some(&root.join(&knob[1..]).display().to_string()),
+            at(knob),
+            None,
+            MS_BIND | MS_REC,
+            None,
+        )));
+        ops.push(optional(mount(
+            None,
+            at(knob),
+            None,
+            MS_BIND | MS_REMOUNT | MS_RDONLY,
+            None,
+        )));
+    }
+    for secret in [
+        "/proc/kcore",
+        "/proc/keys",
+        "/proc/timer_list",
+        "/proc/sched_debug",
+    ] {
+        ops.push(optional(mount(
+            Some(&root.join("dev/null").display().to_string()),
+            at(secret),
+            None,
+            MS_BIND,
+            None,
+        )));
+    }
+    ops.push(mount(
+        Some("sysfs"),
+        at("/sys"),
+        Some("sysfs"),
+        MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+        None,
+    ));
+    ops.push(mount(
+        Some("tmpfs"),
+        at("/tmp"),
+        Some("tmpfs"),
+        MS_NOSUID | MS_NODEV,
+        Some("mode=1777"),
+    ));
+    // A fresh /run: the host's sockets (a container engine's, the system bus) are not the cell's.
+    ops.push(mount(
+        Some("tmpfs"),
+        at("/run"),
+        Some("tmpfs"),
+        MS_NOSUID | MS_NODEV,
+        Some("mode=755"),
+    ));
+    ops.push(unix::Op::Mkdir(at(SHARE)));
+    ops.push(mount(
+        Some(&dir.join("share").display().to_string()),
+        at(SHARE),
+        None,
+        MS_BIND,
+        None,
+    ));
+    for (name, path) in &options.tools {
+        let target = at(&format!("{SHARE}/bin/{name}"));
+        ops.push(unix::Op::Touch(target.clone()));
+        ops.push(mount(
+            Some(&path.display().to_string()),
+            target.clone(),
+            None,
+            MS_BIND,
+            None,
+        ));
+        ops.push(mount(
+            None,
+            target,
+            None,
+            MS_BIND | MS_REMOUNT | MS_RDONLY,
+            None,
+        ));
+    }
+    Ok(ops)
 }
 
 /// A cell's network namespace, held open.
@@ -479,11 +802,6 @@ fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
         ));
     }
     std::fs::read(path)
-}
-
-fn slug(path: &Path) -> String {
-    let s = path.to_string_lossy().trim_matches('/').replace('/', "_");
-    if s.is_empty() { "rootfs".to_owned() } else { s }
 }
 
 fn cstring(s: impl AsRef<std::ffi::OsStr>) -> CString {

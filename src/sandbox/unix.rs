@@ -1,46 +1,132 @@
-//! The only `unsafe` code in labcheck: what a child process does between fork and exec to enter a
-//! cell (its mount and network namespaces, its own process group, death with its parent), how the
-//! holder process of a cell builds those namespaces, and killing a whole process group.
+//! The only `unsafe` code in labcheck: what a child process does between fork and exec to build a
+//! cell (the holder) or to enter one (every command), and killing a whole process group.
 //!
-//! Everything a `pre_exec` closure touches is prepared before the fork (C strings, raw fds): after
-//! fork in a multi-threaded process only async-signal-safe calls are allowed.
+//! Everything a `pre_exec` closure touches is prepared before the fork (C strings, raw fds, the
+//! list of mount operations): after fork in a multi-threaded process only async-signal-safe calls
+//! are allowed, so these closures make system calls and nothing else — no allocation, no locks.
+//!
+//! A PID namespace only applies to the children of the process that creates or enters it. So the
+//! holder forks once more after `unshare`: that child is the cell's init (pid 1), it builds the
+//! cell's root and then reaps orphans until it is killed. A command that enters a cell forks after
+//! `setns`: the outer process stays outside, waits, and exits as its child did; the child execs
+//! the command as a process of the cell.
 
 use std::ffi::CString;
 use std::io;
 use std::os::fd::RawFd;
 
-/// How a child enters a cell, prepared before the fork.
+/// One step of building a cell's root, run by the cell's init before `pivot_root`.
 #[derive(Clone, Debug)]
-pub struct Entry {
-    pub net_fd: Option<RawFd>,
-    pub mnt_fd: Option<RawFd>,
-    pub cwd: Option<CString>,
-    /// Die when the harness dies, so a crash leaves no process behind.
+pub enum Op {
+    Mount {
+        source: Option<CString>,
+        target: CString,
+        fstype: Option<CString>,
+        flags: libc::c_ulong,
+        data: Option<CString>,
+        /// A missing target is not an error (a `/proc` file this kernel lacks).
+        optional: bool,
+    },
+    Mkdir(CString),
+    /// Creates an empty file to bind a device onto.
+    Touch(CString),
+    Symlink {
+        target: CString,
+        link: CString,
+    },
+}
+
+/// What the holder of a cell sets up in its fresh namespaces.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// The cell's root, mounted by `ops` and then made `/` with `pivot_root`.
+    pub root: CString,
+    pub ops: Vec<Op>,
+    pub hostname: CString,
+    pub new_net: bool,
+    /// `cgroup.procs` files the holder joins before it forks (its descendants follow it).
+    pub cgroups: Vec<CString>,
     pub die_with_parent: bool,
 }
 
-/// An overlay mount the holder makes: `target` shows `lower` (the host's directory) with writes
-/// landing in `upper`.
+/// How a child enters a cell, prepared before the fork.
 #[derive(Clone, Debug)]
-pub struct Overlay {
-    pub target: CString,
-    pub options: CString,
+pub struct Entry {
+    /// Namespaces to join in this order (fd, `CLONE_NEW*`), the mount namespace last.
+    pub namespaces: Vec<(RawFd, libc::c_int)>,
+    /// The cell's PID namespace: the command runs as a process of the cell.
+    pub pid: Option<RawFd>,
+    pub cwd: Option<CString>,
+    /// `cgroup.procs` files to join.
+    pub cgroups: Vec<CString>,
+    /// Die when the harness dies, so a crash leaves no process behind.
+    pub die_with_parent: bool,
+    /// Keep only the capabilities a container's root has (learner commands).
+    pub drop_capabilities: bool,
+    /// Before exec, kill every other process of the cell but its init (ends what a learner
+    /// command left running). Needs `pid`.
+    pub end_others: bool,
 }
 
-/// What the holder of a cell sets up in its fresh namespaces before it execs.
-#[derive(Clone, Debug)]
-pub struct Setup {
-    pub overlays: Vec<Overlay>,
-    /// Mount a fresh tmpfs here (the cell's `/tmp`).
-    pub tmpfs: Vec<CString>,
-    pub new_net: bool,
-}
+/// The capabilities learner commands keep: Docker's default set without `CAP_MKNOD`. Everything
+/// else (mounting, modules, raw I/O, rebooting, the host's network setup, `open_by_handle_at`)
+/// reaches beyond the cell.
+const KEPT_CAPABILITIES: &[libc::c_int] = &[
+    0,  // CAP_CHOWN
+    1,  // CAP_DAC_OVERRIDE
+    3,  // CAP_FOWNER
+    4,  // CAP_FSETID
+    5,  // CAP_KILL
+    6,  // CAP_SETGID
+    7,  // CAP_SETUID
+    8,  // CAP_SETPCAP
+    10, // CAP_NET_BIND_SERVICE
+    13, // CAP_NET_RAW
+    18, // CAP_SYS_CHROOT
+    29, // CAP_AUDIT_WRITE
+    31, // CAP_SETFCAP
+];
 
 fn check(rc: libc::c_int) -> io::Result<()> {
     if rc == -1 {
         Err(io::Error::last_os_error())
     } else {
         Ok(())
+    }
+}
+
+fn errno() -> libc::c_int {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+fn ptr(s: &Option<CString>) -> *const libc::c_char {
+    s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr())
+}
+
+/// Writes "0" (the calling process) into each `cgroup.procs` file.
+fn join_cgroups(files: &[CString]) -> io::Result<()> {
+    for f in files {
+        // SAFETY: open/write/close on a C string prepared before fork.
+        unsafe {
+            let fd = libc::open(f.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            check(fd)?;
+            let rc = libc::write(fd, c"0".as_ptr().cast(), 1);
+            libc::close(fd);
+            if rc != 1 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Closes every descriptor from `first` up.
+fn close_from(first: libc::c_uint) {
+    // SAFETY: close_range(2) takes plain integers.
+    unsafe {
+        libc::syscall(libc::SYS_close_range, first, libc::c_uint::MAX, 0);
     }
 }
 
@@ -52,18 +138,101 @@ pub fn enter(command: &mut tokio::process::Command, entry: Entry) {
             if entry.die_with_parent {
                 check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
             }
-            if let Some(fd) = entry.net_fd {
-                check(libc::setns(fd, libc::CLONE_NEWNET))?;
+            join_cgroups(&entry.cgroups)?;
+            for &(fd, kind) in &entry.namespaces {
+                check(libc::setns(fd, kind))?;
             }
-            if let Some(fd) = entry.mnt_fd {
-                check(libc::setns(fd, libc::CLONE_NEWNS))?;
+            if let Some(pid) = entry.pid {
+                check(libc::setns(pid, libc::CLONE_NEWPID))?;
+                let child = libc::fork();
+                check(child)?;
+                if child > 0 {
+                    relay(child);
+                }
+                check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+                if entry.end_others {
+                    end_others(pid)?;
+                }
             }
             if let Some(cwd) = &entry.cwd {
                 check(libc::chdir(cwd.as_ptr()))?;
             }
+            if entry.drop_capabilities {
+                drop_capabilities()?;
+            }
             Ok(())
         });
     }
+}
+
+/// The outer process of an entered command: closes what it inherited (so no pipe of the harness
+/// stays open through it), waits for its child in the cell and ends the same way.
+///
+/// # Safety
+/// Only after fork; never returns.
+unsafe fn relay(child: libc::pid_t) -> ! {
+    // SAFETY: system calls only; `_exit` ends the process without running Rust code.
+    unsafe {
+        close_from(3);
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        let mut status = 0;
+        loop {
+            let rc = libc::waitpid(child, &mut status, 0);
+            if rc == child {
+                break;
+            }
+            if rc == -1 && errno() != libc::EINTR {
+                libc::_exit(127);
+            }
+        }
+        if libc::WIFSIGNALED(status) {
+            let signal = libc::WTERMSIG(status);
+            libc::signal(signal, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, signal);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::kill(libc::getpid(), signal);
+            libc::_exit(128 + signal);
+        }
+        libc::_exit(libc::WEXITSTATUS(status));
+    }
+}
+
+/// Kills every process of the cell but init and the caller, after making sure the caller really
+/// is in the cell's PID namespace (on the host's, `kill(-1)` would end every process).
+fn end_others(pid_ns: RawFd) -> io::Result<()> {
+    // SAFETY: fstat/stat into zeroed structs, and kill(2).
+    unsafe {
+        let mut cell: libc::stat = std::mem::zeroed();
+        let mut own: libc::stat = std::mem::zeroed();
+        check(libc::fstat(pid_ns, &mut cell))?;
+        check(libc::stat(c"/proc/self/ns/pid".as_ptr(), &mut own))?;
+        if cell.st_ino != own.st_ino || cell.st_dev != own.st_dev {
+            return Err(io::Error::from_raw_os_error(libc::EPERM));
+        }
+        // ESRCH: nothing else runs in the cell.
+        if libc::kill(-1, libc::SIGKILL) == -1 && errno() != libc::ESRCH {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+/// Lowers the capability bounding set to [`KEPT_CAPABILITIES`]: what the command execs keeps no
+/// more than that, setuid programs included.
+fn drop_capabilities() -> io::Result<()> {
+    for cap in 0..64 {
+        if KEPT_CAPABILITIES.contains(&cap) {
+            continue;
+        }
+        // SAFETY: prctl(2) with integer arguments.
+        let rc = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
+        if rc == -1 && errno() != libc::EINVAL {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// Lets the child inherit `fd` (opened close-on-exec in the harness, so no other child gets it).
@@ -74,51 +243,126 @@ pub fn pass_fd(command: &mut tokio::process::Command, fd: RawFd) {
     }
 }
 
-/// Makes `command` (the cell's holder) create new mount and network namespaces and mount the
-/// cell's overlays in them. Fails at spawn with the system's error when the machine does not allow
-/// it (not root, no namespaces, no overlayfs).
-pub fn build(command: &mut tokio::process::Command, setup: Setup, die_with_parent: bool) {
+/// Makes `command` the holder of a new cell: new mount, UTS, IPC and PID namespaces (and a network
+/// namespace with only `lo` when `new_net`), whose init builds the cell's root from `setup.ops`
+/// and pivots into it. The holder execs `command` once the root is ready; spawning fails with the
+/// system's error when the machine does not allow it (not root, no namespaces, no overlayfs).
+pub fn build(command: &mut tokio::process::Command, setup: Setup) {
     // SAFETY: as in `enter`; only system calls on data prepared before fork.
     unsafe {
         command.pre_exec(move || {
-            if die_with_parent {
+            if setup.die_with_parent {
                 check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
             }
-            let mut flags = libc::CLONE_NEWNS;
+            join_cgroups(&setup.cgroups)?;
+            let mut flags =
+                libc::CLONE_NEWNS | libc::CLONE_NEWUTS | libc::CLONE_NEWIPC | libc::CLONE_NEWPID;
             if setup.new_net {
                 flags |= libc::CLONE_NEWNET;
             }
             check(libc::unshare(flags))?;
-            check(libc::mount(
-                std::ptr::null(),
-                c"/".as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ))?;
-            for o in &setup.overlays {
-                check(libc::mount(
-                    c"overlay".as_ptr(),
-                    o.target.as_ptr(),
-                    c"overlay".as_ptr(),
-                    0,
-                    o.options.as_ptr().cast(),
-                ))?;
+            let mut pipe = [0; 2];
+            check(libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC))?;
+            let child = libc::fork();
+            check(child)?;
+            if child == 0 {
+                libc::close(pipe[0]);
+                let code = match init_root(&setup) {
+                    Ok(()) => 0,
+                    Err(e) => e.raw_os_error().unwrap_or(libc::EIO),
+                };
+                if code != 0 {
+                    libc::write(pipe[1], (&raw const code).cast(), size_of::<libc::c_int>());
+                    libc::_exit(1);
+                }
+                init_loop();
             }
-            for t in &setup.tmpfs {
-                check(libc::mount(
-                    c"tmpfs".as_ptr(),
-                    t.as_ptr(),
-                    c"tmpfs".as_ptr(),
-                    0,
-                    c"mode=1777".as_ptr().cast(),
-                ))?;
-            }
-            if setup.new_net {
-                loopback_up()?;
+            libc::close(pipe[1]);
+            let mut code: libc::c_int = 0;
+            let n = libc::read(pipe[0], (&raw mut code).cast(), size_of::<libc::c_int>());
+            libc::close(pipe[0]);
+            if n == size_of::<libc::c_int>() as isize {
+                return Err(io::Error::from_raw_os_error(code));
             }
             Ok(())
         });
+    }
+}
+
+/// In the cell's init: builds the root and makes it `/`.
+fn init_root(setup: &Setup) -> io::Result<()> {
+    // SAFETY: system calls on C strings prepared before fork.
+    unsafe {
+        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+        for op in &setup.ops {
+            match op {
+                Op::Mount {
+                    source,
+                    target,
+                    fstype,
+                    flags,
+                    data,
+                    optional,
+                } => {
+                    let rc = libc::mount(
+                        ptr(source),
+                        target.as_ptr(),
+                        ptr(fstype),
+                        *flags,
+                        ptr(data).cast(),
+                    );
+                    if rc == -1 && !(*optional && errno() == libc::ENOENT) {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                Op::Mkdir(path) => {
+                    if libc::mkdir(path.as_ptr(), 0o755) == -1 && errno() != libc::EEXIST {
+                        return Err(io::Error::last_os_error());
+                    }
+                }
+                Op::Touch(path) => {
+                    let fd = libc::open(
+                        path.as_ptr(),
+                        libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC,
+                        0o644,
+                    );
+                    check(fd)?;
+                    libc::close(fd);
+                }
+                Op::Symlink { target, link } => {
+                    check(libc::symlink(target.as_ptr(), link.as_ptr()))?;
+                }
+            }
+        }
+        check(libc::chdir(setup.root.as_ptr()))?;
+        check(libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) as libc::c_int)?;
+        check(libc::umount2(c".".as_ptr(), libc::MNT_DETACH))?;
+        check(libc::chdir(c"/".as_ptr()))?;
+        let name = setup.hostname.as_bytes();
+        check(libc::sethostname(name.as_ptr().cast(), name.len()))?;
+        if setup.new_net {
+            loopback_up()?;
+        }
+        Ok(())
+    }
+}
+
+/// The cell's init once its root is built: holds no descriptor, ignores every signal it can, and
+/// reaps the orphans that the kernel gives it, until it is killed. Its end ends the cell.
+fn init_loop() -> ! {
+    // SAFETY: signal-mask and wait system calls on zeroed local structs.
+    unsafe {
+        close_from(0);
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::sigprocmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
+        let mut chld: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut chld);
+        libc::sigaddset(&mut chld, libc::SIGCHLD);
+        loop {
+            while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {}
+            libc::sigwaitinfo(&chld, std::ptr::null_mut());
+        }
     }
 }
 
@@ -126,7 +370,7 @@ pub fn build(command: &mut tokio::process::Command, setup: Setup, die_with_paren
 fn loopback_up() -> io::Result<()> {
     // SAFETY: a plain socket + ioctl on a zeroed, correctly sized ifreq.
     unsafe {
-        let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
         check(sock)?;
         let mut req: libc::ifreq = std::mem::zeroed();
         for (dst, src) in req.ifr_name.iter_mut().zip(b"lo\0") {

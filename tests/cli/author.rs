@@ -157,8 +157,8 @@ fn grade_a_learners_files_copied_under_a_root() {
     let (_, record) = kept_cell(state.path());
     // The learner's environment, as files handed to the grader: what their commands wrote.
     let learner = tempfile::tempdir().expect("learner root");
-    let upper = Path::new(record["dir"].as_str().expect("dir")).join("fs/root/upper");
-    copy_tree(&upper, &learner.path().join("root"));
+    let upper = Path::new(record["dir"].as_str().expect("dir")).join("fs/upper");
+    copy_tree(&upper, learner.path());
     labcheck(state.path())
         .args(["grade", lab, "--step", "3", "--root"])
         .arg(learner.path())

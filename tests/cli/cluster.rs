@@ -134,7 +134,11 @@ async fn existing_cluster_runs_a_lab_against_a_local_cluster() {
     };
     let kubectl = tc.kubectl().await.expect("kubectl").path;
     let dir = tempfile::tempdir_in("/var/tmp").expect("cell dir");
-    let sandbox = labcheck::sandbox::Sandbox::create(dir.path(), false, true)
+    let options = labcheck::sandbox::SandboxOptions {
+        isolate_network: true,
+        ..Default::default()
+    };
+    let sandbox = labcheck::sandbox::Sandbox::create(dir.path(), options)
         .await
         .expect("sandbox");
     let env = CellEnv {

@@ -4,6 +4,7 @@ mod author;
 mod broken;
 mod cluster;
 mod honest;
+mod hostile;
 mod lifecycle;
 mod matrix;
 mod mutate;

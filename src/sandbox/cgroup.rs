@@ -1,0 +1,262 @@
+//! A cell's control group: its memory and pids limits, its peak memory for the report, and
+//! ending every process of the cell at once.
+//!
+//! Two layouts are found on Linux machines. cgroup v2 has one hierarchy with the controllers
+//! (GitHub's runners); cells go under `/sys/fs/cgroup/labcheck/`, beside the harness's own group
+//! because v2 lets a group with processes have no controlled children. cgroup v1 has a hierarchy
+//! per controller, often with a controller-less v2 hierarchy mounted at
+//! `/sys/fs/cgroup/unified` (this machine); cells go under the harness's own group in the memory
+//! and pids hierarchies (so the limits the harness runs under still hold) and in the unified one
+//! for `cgroup.kill`.
+
+use std::path::{Path, PathBuf};
+
+const ROOT: &str = "/sys/fs/cgroup";
+/// The directory, under the harness's group or the v2 root, that holds the cells' groups.
+const PARENT: &str = "labcheck";
+/// Between attempts to remove a group whose processes are still exiting.
+const PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// A cell's limits. Defaults hold the labs here (a local cluster's apiserver and etcd, istioctl),
+/// with room; a Feature tag raises them (`@memory=8GiB`, `@pids=8192`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of memory, page cache and tmpfs files included.
+    pub memory: u64,
+    /// Processes and threads.
+    pub pids: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            memory: 4 << 30,
+            pids: 4096,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {what} {}: {source}", path.display())]
+pub struct CgroupError {
+    what: &'static str,
+    path: PathBuf,
+    #[source]
+    source: std::io::Error,
+}
+
+fn err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> CgroupError + 'a {
+    move |source| CgroupError {
+        what,
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// A cell's groups, one per hierarchy; removed by [`Cgroup::remove`].
+#[derive(Debug)]
+pub struct Cgroup {
+    dirs: Vec<PathBuf>,
+    peak: Option<PathBuf>,
+    kill: Option<PathBuf>,
+}
+
+impl Cgroup {
+    /// Creates the groups of the cell `name` with `limits`.
+    pub fn create(name: &str, limits: Limits) -> Result<Cgroup, CgroupError> {
+        let root = Path::new(ROOT);
+        if root.join("cgroup.controllers").exists() {
+            return Self::create_v2(root, name, limits);
+        }
+        let own = own_groups();
+        let mut group = Cgroup {
+            dirs: Vec::new(),
+            peak: None,
+            kill: None,
+        };
+        let under = |hierarchy: &str, key: &str| {
+            let base = own.iter().find(|(k, _)| k == key).map(|(_, p)| p.as_str());
+            root.join(hierarchy)
+                .join(base.unwrap_or("/").trim_start_matches('/'))
+                .join(PARENT)
+                .join(name)
+        };
+        let memory = under("memory", "memory");
+        group.make(&memory)?;
+        write(&memory, "memory.limit_in_bytes", limits.memory)?;
+        group.peak = Some(memory.join("memory.max_usage_in_bytes"));
+        let pids = under("pids", "pids");
+        group.make(&pids)?;
+        write(&pids, "pids.max", limits.pids)?;
+        if root.join("unified/cgroup.procs").exists() {
+            let unified = under("unified", "");
+            group.make(&unified)?;
+            group.kill = Some(unified.join("cgroup.kill")).filter(|k| k.exists());
+        }
+        Ok(group)
+    }
+
+    fn create_v2(root: &Path, name: &str, limits: Limits) -> Result<Cgroup, CgroupError> {
+        let parent = root.join(PARENT);
+        std::fs::create_dir_all(&parent).map_err(err("create", &parent))?;
+        for dir in [root, parent.as_path()] {
+            let control = dir.join("cgroup.subtree_control");
+            let enabled = std::fs::read_to_string(&control).map_err(err("read", &control))?;
+            let missing: Vec<String> = ["memory", "pids"]
+                .iter()
+                .filter(|c| !enabled.split_whitespace().any(|e| e == **c))
+                .map(|c| format!("+{c}"))
+                .collect();
+            if !missing.is_empty() {
+                std::fs::write(&control, missing.join(" ")).map_err(err("enable", &control))?;
+            }
+        }
+        let cell = parent.join(name);
+        let mut group = Cgroup {
+            dirs: Vec::new(),
+            peak: Some(cell.join("memory.peak")),
+            kill: Some(cell.join("cgroup.kill")),
+        };
+        group.make(&cell)?;
+        write(&cell, "memory.max", limits.memory)?;
+        write(&cell, "pids.max", limits.pids)?;
+        Ok(group)
+    }
+
+    fn make(&mut self, dir: &Path) -> Result<(), CgroupError> {
+        std::fs::create_dir_all(dir).map_err(err("create", dir))?;
+        self.dirs.push(dir.to_owned());
+        Ok(())
+    }
+
+    /// The `cgroup.procs` files a process writes to join the cell.
+    pub fn procs(&self) -> Vec<PathBuf> {
+        self.dirs.iter().map(|d| d.join("cgroup.procs")).collect()
+    }
+
+    /// The most memory the cell's processes used at once, when the kernel tells.
+    pub fn peak_memory(&self) -> Option<u64> {
+        let text = std::fs::read_to_string(self.peak.as_ref()?).ok()?;
+        text.trim().parse().ok()
+    }
+
+    /// Kills every process in the cell's groups (where the kernel has `cgroup.kill`), then removes
+    /// the groups once they are empty.
+    pub async fn remove(&self) {
+        self.kill();
+        for _ in 0..50 {
+            if self.try_remove() {
+                return;
+            }
+            tokio::time::sleep(PAUSE).await;
+        }
+    }
+
+    /// [`Cgroup::remove`] for a thread that cannot wait asynchronously (a sandbox dropped when a
+    /// run is interrupted). What is still busy after a second is left to [`reap_stale`].
+    pub fn remove_blocking(&self) {
+        self.kill();
+        for _ in 0..50 {
+            if self.try_remove() {
+                return;
+            }
+            std::thread::sleep(PAUSE);
+        }
+    }
+
+    fn kill(&self) {
+        if let Some(kill) = &self.kill {
+            let _ = std::fs::write(kill, "1");
+        }
+    }
+
+    /// Removes the groups that are empty; whether all are gone.
+    fn try_remove(&self) -> bool {
+        self.dirs
+            .iter()
+            .rev()
+            .all(|d| std::fs::remove_dir(d).is_ok() || !d.exists())
+    }
+}
+
+fn write(dir: &Path, file: &str, value: u64) -> Result<(), CgroupError> {
+    let path = dir.join(file);
+    std::fs::write(&path, value.to_string()).map_err(err("write", &path))
+}
+
+/// This process's groups: (controllers, path) per line of `/proc/self/cgroup`; the v2 line has no
+/// controllers.
+fn own_groups() -> Vec<(String, String)> {
+    std::fs::read_to_string("/proc/self/cgroup")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            Some((controllers.to_owned(), path.to_owned()))
+        })
+        .collect()
+}
+
+/// Removes the groups that cells of labcheck processes that are gone left behind (a run killed
+/// outright, whose processes died with it). Groups are named `<cell>-<pid>`. A group that still
+/// has processes belongs to a kept cell, of this state directory or another: the kernel refuses
+/// to remove it, and it stays.
+pub fn reap_stale() {
+    let root = Path::new(ROOT);
+    let own = own_groups();
+    let mut parents = vec![root.join(PARENT)];
+    for (hierarchy, key) in [("memory", "memory"), ("pids", "pids"), ("unified", "")] {
+        if let Some((_, base)) = own.iter().find(|(k, _)| k == key) {
+            parents.push(
+                root.join(hierarchy)
+                    .join(base.trim_start_matches('/'))
+                    .join(PARENT),
+            );
+        }
+    }
+    for parent in parents {
+        let Ok(entries) = std::fs::read_dir(&parent) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+                continue;
+            };
+            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir(e.path());
+            }
+        }
+    }
+}
+
+/// Reads a limit tag's value: `4GiB`, `512MiB`, `8G`, or a plain number.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let n: u64 = number.parse().ok()?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" | "kb" => 10,
+        "m" | "mib" | "mb" => 20,
+        "g" | "gib" | "gb" => 30,
+        _ => return None,
+    };
+    n.checked_mul(1 << shift)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4GiB"), Some(4 << 30));
+        assert_eq!(parse_size("512M"), Some(512 << 20));
+        assert_eq!(parse_size("100"), Some(100));
+        assert_eq!(parse_size("lots"), None);
+        assert_eq!(parse_size("1T"), None);
+    }
+}

@@ -1,0 +1,377 @@
+//! A cell is a sealed box, tried as a hostile learner would: writes all over the filesystem,
+//! paths that climb out, processes left behind, `kill -9 -1`, links to the host's secrets, the
+//! harness's state directory, memory and process limits, and a run without root.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use assert_cmd::cargo::CommandCargoExt;
+
+/// A lab written to a temporary directory, run with a state and report directory of its own.
+struct Trial {
+    dir: tempfile::TempDir,
+    state: tempfile::TempDir,
+}
+
+impl Trial {
+    fn new() -> Trial {
+        Trial {
+            dir: tempfile::tempdir().expect("lab dir"),
+            state: tempfile::tempdir_in("/var/tmp").expect("state dir"),
+        }
+    }
+
+    fn lab(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text).expect("write lab");
+        path
+    }
+
+    fn reports(&self) -> PathBuf {
+        self.dir.path().join("reports")
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::cargo_bin("labcheck")
+            .expect("binary")
+            .env("LABCHECK_STATE_DIR", self.state.path())
+            .arg("run")
+            .args(args)
+            .arg("--report-dir")
+            .arg(self.reports())
+            .output()
+            .expect("labcheck runs")
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Host processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(marker))
+        .collect()
+}
+
+#[test]
+fn writes_anywhere_leave_the_host_unchanged() {
+    let trial = Trial::new();
+    let tag = format!("labcheck-hostile-{}", std::process::id());
+    let canary = trial.state.path().join("canary");
+    std::fs::write(&canary, "host canary\n").expect("canary");
+    let bashrc = std::fs::read("/root/.bashrc").ok();
+    let written = [
+        format!("/var/lib/{tag}/f"),
+        format!("/var/tmp/{tag}"),
+        format!("/usr/bin/{tag}"),
+        format!("/usr/share/{tag}"),
+        format!("/dev/shm/{tag}"),
+        format!("/srv/{tag}/f"),
+        format!("/{tag}"),
+    ];
+    let mut script = format!("mkdir -p /var/lib/{tag} /srv/{tag}\n");
+    for path in &written {
+        script.push_str(&format!("echo written > {path}\n"));
+    }
+    script.push_str("echo 'echo hostile' >> /root/.bashrc\n");
+    script.push_str(&format!("rm -rf {}\n", trial.state.path().display()));
+    script.push_str(&format!("echo done > /root/{tag}.done\n"));
+    let indented: String = script.lines().map(|l| format!("      {l}\n")).collect();
+    let lab = trial.lab(
+        "writes.feature",
+        &format!(
+            "Feature: writes everywhere\n\n  Scenario: write the whole filesystem\n    When the learner runs:\n      \"\"\"\n{indented}      \"\"\"\n    Then the file \"/root/{tag}.done\" should contain \"done\"\n    And the file \"/usr/bin/{tag}\" should contain \"written\"\n    And the file \"/root/.bashrc\" should contain \"echo hostile\"\n"
+        ),
+    );
+    let out = trial.run(&[lab.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    for path in &written {
+        assert!(!Path::new(path).exists(), "{path} reached the host");
+    }
+    assert!(!Path::new(&format!("/var/lib/{tag}")).exists());
+    assert!(!Path::new(&format!("/srv/{tag}")).exists());
+    assert_eq!(
+        std::fs::read("/root/.bashrc").ok(),
+        bashrc,
+        "/root/.bashrc changed"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&canary).ok().as_deref(),
+        Some("host canary\n"),
+        "the cell removed a host file (the state directory is hidden from it)"
+    );
+}
+
+#[test]
+fn paths_that_climb_out_are_rejected_with_their_line() {
+    let trial = Trial::new();
+    for (name, step) in [
+        (
+            "dir.feature",
+            "Given the lab directory \"/root/../var/tmp/labcheck-climb\"",
+        ),
+        (
+            "fixture.feature",
+            "Given the fixture \"fixtures/istio\" is placed at \"/root/../var/tmp/labcheck-climb\"",
+        ),
+    ] {
+        let lab = trial.lab(
+            name,
+            &format!(
+                "Feature: climb\n\n  Background:\n    {step}\n\n  Scenario: write\n    When the learner runs:\n      \"\"\"\n      touch /root/x\n      \"\"\"\n    Then the file \"/root/x\" should exist\n"
+            ),
+        );
+        let out = trial.run(&[lab.to_str().expect("utf-8 path")]);
+        let all = text(&out);
+        assert_ne!(out.status.code(), Some(0), "{all}");
+        assert!(all.contains(&format!("{name}:4")), "no file:line in: {all}");
+        assert!(all.contains(".."), "{all}");
+        assert!(!Path::new("/var/tmp/labcheck-climb").exists());
+    }
+}
+
+#[test]
+fn processes_left_behind_end_with_their_command_and_keep_its_output() {
+    let trial = Trial::new();
+    let mark = format!("{}", std::process::id() % 10_000);
+    let lab = trial.lab(
+        "leftovers.feature",
+        &format!(
+            r#"Feature: leftovers
+
+  Scenario: leave processes behind
+    When the learner runs:
+      """
+      setsid sleep 1000.{mark} &
+      ( ( sleep 1001.{mark} & ) & )
+      setsid sh -c 'sleep 1002.{mark}' &
+      echo visible-output
+      """
+    Then its output should contain "visible-output"
+
+  Scenario: nothing is left
+    When the learner runs:
+      """
+      ps -eo args > /root/ps.txt
+      """
+    Then the file "/root/ps.txt" should not contain "{mark}"
+    And the file "/root/ps.txt" should contain "ps -eo args"
+"#
+        ),
+    );
+    let out = trial.run(&[lab.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        processes_with(&format!("1000.{mark}")).is_empty()
+            && processes_with(&format!("1001.{mark}")).is_empty()
+            && processes_with(&format!("1002.{mark}")).is_empty(),
+        "a learner's process outlived its cell"
+    );
+}
+
+#[test]
+fn kill_everything_inside_a_cell_leaves_the_harness_and_other_cells_intact() {
+    let trial = Trial::new();
+    let host_ns = std::fs::read_link("/proc/self/ns/pid").expect("host pid namespace");
+    let host_ns = host_ns.display();
+    trial.lab(
+        "killer.feature",
+        &format!(
+            r#"Feature: killer
+
+  Background:
+    Given the lab directory "/root/killer"
+
+  Scenario: kill every process it can see
+    When the learner runs:
+      """
+      if [ "$(readlink /proc/self/ns/pid)" = "{host_ns}" ]; then
+        echo "the cell shares the host's PID namespace: not running kill -9 -1" >&2
+        exit 99
+      fi
+      sleep 300 &
+      kill -9 -1
+      kill -9 1
+      echo alive > /root/killer/one.txt
+      """
+    Then the file "/root/killer/one.txt" should contain "alive"
+
+  Scenario: kill its parent
+    When the learner runs:
+      """
+      echo before > /root/killer/two.txt
+      kill -9 $PPID
+      echo after >> /root/killer/two.txt
+      """
+    Then the file "/root/killer/two.txt" should contain "before"
+"#
+        ),
+    );
+    trial.lab(
+        "bystander.feature",
+        r#"Feature: bystander
+
+  Scenario: work while another cell kills
+    When the learner runs:
+      """
+      sleep 3
+      echo still-here > /root/bystander.txt
+      """
+    Then the file "/root/bystander.txt" should contain "still-here"
+"#,
+    );
+    let out = trial.run(&[
+        trial.dir.path().to_str().expect("utf-8 path"),
+        "--jobs",
+        "2",
+    ]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let summary = std::fs::read_to_string(trial.reports().join("summary.md")).expect("summary");
+    assert!(summary.contains("bystander"), "{summary}");
+    assert!(summary.contains("killer"), "{summary}");
+}
+
+#[test]
+fn leftovers_of_a_failed_cell_hold_links_not_the_hosts_files() {
+    let trial = Trial::new();
+    let lab = trial.lab(
+        "links.feature",
+        r#"Feature: links
+
+  Scenario: link to the host
+    When the learner runs:
+      """
+      mkdir -p /root/links
+      ln -s / /root/links/root
+      ln -s /etc/shadow /root/links/shadow
+      """
+    Then the file "/root/links/never" should exist
+"#,
+    );
+    let out = trial.run(&[lab.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let files = trial.reports().join("links/files/root/links");
+    for (name, target) in [("root", "/"), ("shadow", "/etc/shadow")] {
+        let link = files.join(name);
+        let meta = std::fs::symlink_metadata(&link).expect("leftover link");
+        assert!(
+            meta.file_type().is_symlink(),
+            "{} is not a link",
+            link.display()
+        );
+        assert_eq!(std::fs::read_link(&link).expect("link"), Path::new(target));
+    }
+}
+
+#[test]
+fn a_cell_sees_its_own_processes_and_name_and_not_the_state_directory() {
+    let trial = Trial::new();
+    let state = trial.state.path().display().to_string();
+    std::fs::write(trial.state.path().join("secret"), "harness state\n").expect("state file");
+    let lab = trial.lab(
+        "sealed.feature",
+        &format!(
+            r#"Feature: sealed
+
+  Background:
+    Given the lab directory "/root/seen"
+
+  Scenario: look around
+    When the learner runs:
+      """
+      ls -A {state} > /root/seen/state.txt
+      ps -e --no-headers | wc -l > /root/seen/ps.txt
+      hostname > /root/seen/hostname.txt
+      """
+    Then the file "/root/seen/state.txt" should not contain "secret"
+    And the file "/root/seen/state.txt" should not contain "cells"
+    And the file "/root/seen/ps.txt" should match "^[1-6]$"
+    And the file "/root/seen/hostname.txt" should match "^sealed-[0-9]+$"
+"#
+        ),
+    );
+    let out = trial.run(&[lab.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[test]
+fn memory_and_process_limits_hold_and_peak_memory_is_reported() {
+    let trial = Trial::new();
+    let lab = trial.lab(
+        "limits.feature",
+        r#"@memory=96MiB @pids=48
+Feature: limits
+
+  Scenario: too much memory
+    When the learner runs:
+      """
+      python3 -c 'b = b"x" * (512 << 20); print(len(b))'
+      """
+    Then the last command should fail
+
+  Scenario: too many processes
+    When the learner runs:
+      """
+      python3 - > /root/forks.txt <<'PY'
+      import os, time
+      made = 0
+      try:
+          for _ in range(200):
+              if os.fork() == 0:
+                  time.sleep(30)
+                  os._exit(0)
+              made += 1
+      except OSError as e:
+          print("refused after", made, e.strerror)
+      PY
+      """
+    Then the file "/root/forks.txt" should contain "Resource temporarily unavailable"
+"#,
+    );
+    let out = trial.run(&[lab.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let summary = std::fs::read_to_string(trial.reports().join("summary.md")).expect("summary");
+    assert!(summary.contains("peak memory"), "{summary}");
+}
+
+#[test]
+fn without_root_labcheck_exits_2_and_says_why() {
+    let trial = Trial::new();
+    // An unprivileged user needs to reach the binary, the lab and directories it may write.
+    let bin = trial.dir.path().join("labcheck");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("labcheck"), &bin).expect("copy binary");
+    let lab = trial.lab(
+        "plain.feature",
+        "Feature: plain\n\n  Scenario: write\n    When the learner runs:\n      \"\"\"\n      echo hi > /root/plain.txt\n      \"\"\"\n    Then the file \"/root/plain.txt\" should contain \"hi\"\n",
+    );
+    for dir in [trial.dir.path(), trial.state.path()] {
+        let _ = Command::new("chmod").arg("0777").arg(dir).status();
+    }
+    let _ = Command::new("chmod").arg("0755").arg(&bin).status();
+    let _ = Command::new("chmod").arg("0644").arg(&lab).status();
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(&bin)
+        .arg("run")
+        .arg(&lab)
+        .arg("--report-dir")
+        .arg(trial.dir.path().join("nobody-reports"))
+        .env("LABCHECK_STATE_DIR", trial.state.path().join("nobody"))
+        .env("HOME", trial.dir.path())
+        .output()
+        .expect("setpriv runs");
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(all.contains("needs root"), "{all}");
+}
