@@ -215,9 +215,12 @@ where
                 2
             }
             Ok((tc, versions)) => match action {
-                ToolsAction::Install { istio } => {
-                    runtime.block_on(toolchain::commands::install(&tc, &versions, &istio))
-                }
+                ToolsAction::Install { istio } => runtime.block_on(async {
+                    let install = toolchain::commands::install(&tc, &versions, &istio);
+                    runner::interruptible(install)
+                        .await
+                        .unwrap_or_else(|signal| interrupted_install(&tc, signal))
+                }),
                 ToolsAction::List => toolchain::commands::list(&tc),
             },
         },
@@ -601,9 +604,22 @@ async fn environment_for(
         return Ok(runner::Environment::sandbox_only());
     }
     match setup {
-        Ok((tc, versions)) => prepare_environment(tc, versions, args, cells).await,
+        Ok((tc, versions)) => {
+            match runner::interruptible(prepare_environment(tc, versions, args, cells)).await {
+                Ok(env) => env,
+                Err(signal) => std::process::exit(interrupted_install(tc, signal)),
+            }
+        }
         Err(e) => Err(e.clone()),
     }
+}
+
+/// After a signal during tool builds (their process groups already killed): removes this
+/// process's half-written files from the cache and returns the exit code, 128 + the signal.
+fn interrupted_install(tc: &Toolchain, signal: i32) -> i32 {
+    tc.clean_interrupted();
+    eprintln!("labcheck: interrupted while installing tools; nothing half-built was kept");
+    128 + signal
 }
 
 /// Resolves every tool the planned cells need (building what the cache lacks) and the backend.

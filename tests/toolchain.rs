@@ -524,3 +524,65 @@ fn doctor_without_go_or_cache_says_what_is_missing() {
         "unknown label"
     );
 }
+
+/// Processes whose working directory lies under `dir` (a build in a cache of the test's).
+fn processes_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter(|e| {
+                    std::fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+                })
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn ctrl_c_during_a_build_ends_it_and_keeps_nothing() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_labcheck"))
+        .args(["tools", "install", "--istio", "1.31"])
+        .env("LABCHECK_CACHE_DIR", cache.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("labcheck starts");
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while processes_in(cache.path()).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no build started in {}",
+            cache.path().display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill(2) on the pid of the child this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(std::time::Instant::now() < deadline, "Ctrl-C did not end the install");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(130));
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        processes_in(cache.path()).is_empty(),
+        "the build outlived the install: {:?}",
+        processes_in(cache.path())
+    );
+    let left = |sub: &str| -> Vec<PathBuf> {
+        std::fs::read_dir(cache.path().join(sub))
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
+    };
+    assert!(left("tools").is_empty(), "{:?}", left("tools"));
+    assert!(left("tmp").is_empty(), "{:?}", left("tmp"));
+}

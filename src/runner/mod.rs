@@ -314,8 +314,14 @@ pub async fn run(
         // Dropping the cells' futures killed their process groups, holders and clusters; their
         // directories go too, unless kept.
         if !(opts.keep || opts.step.is_some()) {
-            for c in &cells {
-                remove_cell_dir(&cell_dir(opts, &c.id)).await;
+            let cleanup = async {
+                for c in &cells {
+                    remove_cell_dir(&cell_dir(opts, &c.id)).await;
+                }
+            };
+            // A second signal ends the run at once; the next run removes what is left.
+            if let Err(signal) = interruptible(cleanup).await {
+                std::process::exit(128 + signal);
             }
         }
         for c in &cells {
@@ -335,8 +341,17 @@ pub async fn run(
     summary
 }
 
+/// Runs `work` unless SIGINT, SIGTERM or SIGHUP comes first: then `work` is dropped (what it
+/// started is killed by its guards) and the signal is returned.
+pub async fn interruptible<T>(work: impl std::future::Future<Output = T>) -> Result<T, i32> {
+    tokio::select! {
+        done = work => Ok(done),
+        signal = shutdown_signal() => Err(signal),
+    }
+}
+
 /// Waits for SIGINT, SIGTERM or SIGHUP; returns which.
-async fn shutdown_signal() -> i32 {
+pub async fn shutdown_signal() -> i32 {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
         signal(SignalKind::interrupt()),

@@ -110,6 +110,20 @@ impl Cache {
         }
     }
 
+    /// Removes what this process left in `tmp/` (an install that was interrupted).
+    pub fn clean_own_tmp(&self) {
+        let mark = format!("~{}", std::process::id());
+        let Ok(dir) = std::fs::read_dir(self.tmp_dir()) else {
+            return;
+        };
+        for entry in dir.filter_map(|e| e.ok()) {
+            if entry.file_name().to_string_lossy().contains(&mark) {
+                let path = entry.path();
+                let _ = std::fs::remove_file(&path).or_else(|_| std::fs::remove_dir_all(&path));
+            }
+        }
+    }
+
     /// The metadata of a complete cached binary, or `None`.
     pub fn read(&self, tool: Tool, version: &str) -> Option<Metadata> {
         let text = std::fs::read_to_string(self.meta_path(tool, version)).ok()?;

@@ -401,6 +401,8 @@ impl Go {
             source,
         })?;
         let pgid = child.id();
+        // If this future is dropped (the run was interrupted), the compiler and linker go too.
+        let _group = KillGroup(pgid.and_then(|p| i32::try_from(p).ok()));
         match tokio::time::timeout(timeout, child.wait_with_output()).await {
             Ok(Ok(output)) if output.status.success() => {
                 Ok(String::from_utf8_lossy(&output.stdout).into_owned())
@@ -644,5 +646,20 @@ mod tests {
         assert_eq!(parse_go_version("go1.27rc1"), Some((1, 27)));
         assert_eq!(parse_go_version("devel"), None);
         assert!(parse_go_version("go1.25.3") < Some(GO_MIN));
+    }
+}
+
+/// Kills a process group when dropped (a build whose run was interrupted). Killing a group that
+/// has already exited is harmless.
+struct KillGroup(Option<i32>);
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
     }
 }

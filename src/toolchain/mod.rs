@@ -258,6 +258,11 @@ impl Toolchain {
         self
     }
 
+    /// Removes what an interrupted install of this process left half-written.
+    pub fn clean_interrupted(&self) {
+        self.cache.clean_own_tmp();
+    }
+
     pub fn cache_dir(&self) -> &Path {
         self.cache.root()
     }
