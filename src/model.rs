@@ -117,9 +117,25 @@ pub struct Transcript {
     pub exit_code: Option<i32>,
     pub duration: Duration,
     pub timed_out: bool,
+    /// The command printed more than [`Transcript::OUTPUT_LIMIT`] on a stream: the rest was cut.
+    pub truncated: bool,
 }
 
 impl Transcript {
+    /// How much of each stream a transcript keeps.
+    pub const OUTPUT_LIMIT: usize = 4 << 20;
+
+    /// The note a reader of a cut output gets.
+    pub fn truncation_note(&self) -> Option<String> {
+        self.truncated.then(|| {
+            format!(
+                "(output cut: the command printed more than {} MiB on a stream; only the first {} MiB were kept)",
+                Self::OUTPUT_LIMIT >> 20,
+                Self::OUTPUT_LIMIT >> 20
+            )
+        })
+    }
+
     /// The transcript as text a person reads: the script, its output and how it ended.
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -139,6 +155,9 @@ impl Transcript {
             if !self.stderr.ends_with('\n') {
                 out.push('\n');
             }
+        }
+        if let Some(note) = self.truncation_note() {
+            out.push_str(&format!("--- {note}\n"));
         }
         let how = match (self.timed_out, self.exit_code) {
             (true, _) => "timed out, process group killed".to_owned(),

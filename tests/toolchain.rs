@@ -568,7 +568,10 @@ fn ctrl_c_during_a_build_ends_it_and_keeps_nothing() {
         if let Some(status) = child.try_wait().expect("wait") {
             break status;
         }
-        assert!(std::time::Instant::now() < deadline, "Ctrl-C did not end the install");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Ctrl-C did not end the install"
+        );
         std::thread::sleep(Duration::from_millis(100));
     };
     assert_eq!(status.code(), Some(130));

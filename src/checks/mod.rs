@@ -196,6 +196,11 @@ fn command(check: &Check, last: Option<&Transcript>, lang: Lang) -> Result<(), F
         (false, None) => lang.pick("killed by a signal", "シグナルで終了").to_owned(),
     };
     let output = format!("{}{}", t.stdout, t.stderr);
+    // A failure on a cut output says so: what the check did not find may lie past the cut.
+    let excerpt = |text: &str| match t.truncation_note() {
+        Some(note) => format!("{}\n{note}", excerpt(text)),
+        None => excerpt(text),
+    };
     match check {
         Check::LastExit(exit) => {
             let ok = match exit {

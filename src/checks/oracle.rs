@@ -154,6 +154,12 @@ fn oracle_output(command: &str, run: &Transcript) -> Result<String, CheckError> 
             run.duration.as_secs_f64()
         )));
     }
+    if run.truncated {
+        return Err(err(format!(
+            "printed more than {} MiB, so its whole output is not known",
+            Transcript::OUTPUT_LIMIT >> 20
+        )));
+    }
     match run.exit_code {
         None => Err(err("was killed by a signal".to_owned())),
         Some(c @ (2 | 126 | 127)) if run.stdout.trim().is_empty() => Err(err(format!(
@@ -270,6 +276,15 @@ mod tests {
         };
         assert!(matches!(
             equals().judge("", &run, Lang::En),
+            Err(Fault::Error(CheckError::Oracle { .. }))
+        ));
+        // An answer key that was cut is no answer key.
+        let cut = Transcript {
+            truncated: true,
+            ..ran("1.31\n", 0)
+        };
+        assert!(matches!(
+            equals().judge("1.31\n", &cut, Lang::En),
             Err(Fault::Error(CheckError::Oracle { .. }))
         ));
         // A tool that exits non-zero with an answer (analyze: 79) is still an answer key.

@@ -10,8 +10,7 @@ use tokio::io::AsyncReadExt;
 use super::{Sandbox, unix};
 use crate::model::Transcript;
 
-/// How much of each stream a transcript keeps.
-const OUTPUT_LIMIT: usize = 4 << 20;
+const OUTPUT_LIMIT: usize = Transcript::OUTPUT_LIMIT;
 /// Between SIGTERM and SIGKILL of a timed-out group.
 const GRACE: Duration = Duration::from_millis(500);
 
@@ -60,10 +59,10 @@ pub async fn run_script(
         }
     };
     // The group is gone; a process that left it may still hold the pipes: don't wait forever.
-    let collect = |h: tokio::task::JoinHandle<Vec<u8>>| async move {
+    let collect = |h: tokio::task::JoinHandle<(Vec<u8>, bool)>| async move {
         match tokio::time::timeout(Duration::from_secs(2), h).await {
-            Ok(Ok(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
-            _ => String::new(),
+            Ok(Ok((bytes, cut))) => (String::from_utf8_lossy(&bytes).into_owned(), cut),
+            _ => (String::new(), false),
         }
     };
     if let (false, Some(pgid)) = (timed_out, pgid) {
@@ -72,13 +71,16 @@ pub async fn run_script(
     // What the command left running (background jobs, `setsid` daemons, double forks) ends with
     // it, before its output is collected: a daemon holding stdout cannot keep the pipe open.
     sandbox.end_leftovers().await?;
+    let (stdout, out_cut) = collect(out).await;
+    let (stderr, err_cut) = collect(err).await;
     Ok(Transcript {
         script: script.to_owned(),
-        stdout: collect(out).await,
-        stderr: collect(err).await,
+        stdout,
+        stderr,
         exit_code,
         duration: started.elapsed(),
         timed_out,
+        truncated: out_cut || err_cut,
     })
 }
 
@@ -94,21 +96,25 @@ fn script_file(script: &str) -> std::io::Result<std::fs::File> {
     Ok(file)
 }
 
-async fn read_limited<R: tokio::io::AsyncRead + Unpin>(stream: Option<R>) -> Vec<u8> {
+/// Reads a stream to its end, keeping the first [`OUTPUT_LIMIT`] bytes; whether more came.
+async fn read_limited<R: tokio::io::AsyncRead + Unpin>(stream: Option<R>) -> (Vec<u8>, bool) {
     let mut buf = Vec::new();
-    let Some(mut stream) = stream else { return buf };
+    let mut cut = false;
+    let Some(mut stream) = stream else {
+        return (buf, cut);
+    };
     let mut chunk = [0u8; 8192];
     loop {
         match stream.read(&mut chunk).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                if buf.len() < OUTPUT_LIMIT {
-                    buf.extend_from_slice(&chunk[..n.min(OUTPUT_LIMIT - buf.len())]);
-                }
+                let room = OUTPUT_LIMIT - buf.len();
+                cut |= n > room;
+                buf.extend_from_slice(&chunk[..n.min(room)]);
             }
         }
     }
-    buf
+    (buf, cut)
 }
 
 /// Kills a process group when dropped.

@@ -537,6 +537,21 @@ impl Progress {
     }
 }
 
+/// Kills a process group when dropped (a build whose run was interrupted). Killing a group that
+/// has already exited is harmless.
+struct KillGroup(Option<i32>);
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -646,20 +661,5 @@ mod tests {
         assert_eq!(parse_go_version("go1.27rc1"), Some((1, 27)));
         assert_eq!(parse_go_version("devel"), None);
         assert!(parse_go_version("go1.25.3") < Some(GO_MIN));
-    }
-}
-
-/// Kills a process group when dropped (a build whose run was interrupted). Killing a group that
-/// has already exited is harmless.
-struct KillGroup(Option<i32>);
-
-impl Drop for KillGroup {
-    fn drop(&mut self) {
-        if let Some(pid) = self.0 {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
     }
 }

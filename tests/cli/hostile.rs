@@ -375,3 +375,42 @@ fn without_root_labcheck_exits_2_and_says_why() {
     assert_eq!(out.status.code(), Some(2), "{all}");
     assert!(all.contains("needs root"), "{all}");
 }
+
+#[test]
+fn output_past_the_cap_is_marked_as_cut() {
+    let trial = Trial::new();
+    let lab = trial.lab(
+        "loud.feature",
+        r#"Feature: loud
+
+  Scenario: print too much
+    When the learner runs:
+      """
+      head -c 5000000 /dev/zero | tr '\0' 'x'
+      echo
+      echo END-MARKER
+      """
+    Then its output should contain "END-MARKER"
+"#,
+    );
+    let out = trial.run(&[lab.to_str().expect("utf-8 path")]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("output cut"),
+        "the failure does not say: {all}"
+    );
+    let transcript =
+        std::fs::read_to_string(trial.reports().join("loud/transcript.txt")).unwrap_or_default();
+    let found = std::fs::read_dir(trial.reports().join("loud"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                .any(|t| t.contains("--- (output cut"))
+        })
+        .unwrap_or(false);
+    assert!(
+        found || transcript.contains("output cut"),
+        "no transcript marks the cut"
+    );
+}
