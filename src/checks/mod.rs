@@ -6,7 +6,7 @@
 //! on the environment), or a [`CheckError`] (the check could not be evaluated — a harness error,
 //! never a verdict).
 
-pub(crate) mod documents;
+pub mod documents;
 mod error;
 mod files;
 mod notes;
