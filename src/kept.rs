@@ -26,6 +26,19 @@ pub struct KeptCell {
     /// pid that now names another process (after a reboot, say) is never acted on.
     #[serde(default)]
     pub started: BTreeMap<i32, u64>,
+    /// The inode of the cell's PID namespace: a holder pid whose namespace is another one is not
+    /// the cell's holder.
+    #[serde(default)]
+    pub pid_namespace: Option<u64>,
+}
+
+/// The inode of the PID namespace that process `pid`'s children get (a cell holder's is the
+/// cell's), if it runs.
+pub fn pid_namespace(pid: i32) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(format!("/proc/{pid}/ns/pid_for_children"))
+        .ok()
+        .map(|m| m.ino())
 }
 
 /// When process `pid` started (field 22 of `/proc/PID/stat`), if it runs.
@@ -44,16 +57,18 @@ impl KeptCell {
 
     /// Whether the cell's holder (its namespaces) still runs.
     pub fn alive(&self) -> bool {
-        self.holder > 0 && self.same_process(self.holder)
+        self.holder > 0
+            && self.same_process(self.holder)
+            && self.pid_namespace.is_some()
+            && pid_namespace(self.holder) == self.pid_namespace
     }
 
-    /// Whether `pid` still names the process this record was made for.
+    /// Whether `pid` still names the process this record was made for. A record without its
+    /// start time (an older labcheck's) is refused, never trusted.
     fn same_process(&self, pid: i32) -> bool {
         match (self.started.get(&pid), start_time(pid)) {
-            (_, None) => false,
             (Some(recorded), Some(now)) => *recorded == now,
-            // A record from before start times were kept: the pid runs, trust it.
-            (None, Some(_)) => true,
+            _ => false,
         }
     }
 
@@ -181,9 +196,22 @@ mod tests {
             workdir: "/".into(),
             has_cluster: false,
             started: [(pid, now + 1)].into_iter().collect(),
+            pid_namespace: pid_namespace(pid),
         };
         std::fs::create_dir_all(&record.dir)?;
         assert!(!record.alive());
+        // The right start time in another PID namespace is not the cell's holder either.
+        let elsewhere = KeptCell {
+            started: [(pid, now)].into_iter().collect(),
+            pid_namespace: pid_namespace(pid).map(|n| n + 1),
+            ..record.clone()
+        };
+        assert!(!elsewhere.alive());
+        let same = KeptCell {
+            started: [(pid, now)].into_iter().collect(),
+            ..record.clone()
+        };
+        assert!(same.alive(), "the record's own process");
         assert!(record.sandbox().is_err());
         record.down().await?;
         assert!(

@@ -575,7 +575,9 @@ fn record_kept(cell: &Cell, cluster: Option<&Cluster>) {
         workdir: cell.sandbox.workdir(),
         has_cluster: cluster.is_some(),
         started: Default::default(),
+        pid_namespace: None,
     };
+    record.pid_namespace = crate::kept::pid_namespace(record.holder);
     record.started = std::iter::once(record.holder)
         .chain(record.cluster_pids.iter().map(|p| *p as i32))
         .filter_map(|p| crate::kept::start_time(p).map(|t| (p, t)))
