@@ -108,6 +108,10 @@ pub struct RunArgs {
     /// With --cluster kind: the node image.
     #[arg(long)]
     pub kind_image: Option<String>,
+    /// Run one shard of the planned cells, K of N (CI runners side by side): every cell is in
+    /// exactly one shard.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<runner::Shard>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -274,7 +278,8 @@ fn report_plan_error(e: &PlanError) -> i32 {
         | PlanError::Tags { .. }
         | PlanError::Empty(_)
         | PlanError::Nothing(_)
-        | PlanError::NoIstio { .. } => 2,
+        | PlanError::NoIstio { .. }
+        | PlanError::EmptyShard { .. } => 2,
     }
 }
 
@@ -285,6 +290,7 @@ pub async fn run(args: RunArgs) -> i32 {
     opts.keep = args.keep;
     opts.tags = args.tags.clone();
     opts.step = args.step;
+    opts.shard = args.shard;
     opts.report_dir = args.report_dir.clone();
     let setup = tool_setup_for(&args.paths);
     match &setup {

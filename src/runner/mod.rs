@@ -7,9 +7,11 @@
 mod adapter;
 pub mod environment;
 mod grade;
+pub mod shard;
 
 pub use environment::{Environment, Needs, Tool};
 pub use grade::{GradeTarget, grade};
+pub use shard::Shard;
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -59,6 +61,8 @@ pub struct RunOptions {
     pub capture: Vec<PathBuf>,
     /// The labs are copies of this lab (mutants): fixtures resolve from it, reports point at it.
     pub origin: Option<PathBuf>,
+    /// Run only this shard of the plan (`--shard K/N`).
+    pub shard: Option<Shard>,
 }
 
 impl RunOptions {
@@ -78,6 +82,7 @@ impl RunOptions {
             timeout: None,
             capture: Vec::new(),
             origin: None,
+            shard: None,
         }
     }
 }
@@ -104,6 +109,10 @@ pub enum PlanError {
     Nothing(String),
     #[error("{lab}: the lab is tagged @istio and there is no Istio version to run it on: {why}")]
     NoIstio { lab: String, why: String },
+    #[error(
+        "shard {shard} has no cells: the run plans {planned}, so at most {planned} shards have work"
+    )]
+    EmptyShard { shard: Shard, planned: usize },
 }
 
 /// One cell to run: which lab, and which of its scenarios (by line).
@@ -265,6 +274,14 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
             (None, Some(n)) => format!("no lab has a step {n} or earlier"),
             (None, None) => "the labs have no steps to run".to_owned(),
         }));
+    }
+    if let Some(shard) = opts.shard {
+        let planned = cells.len();
+        let mut position = 0..;
+        cells.retain(|_| position.next().is_some_and(|p| shard.takes(p)));
+        if cells.is_empty() {
+            return Err(PlanError::EmptyShard { shard, planned });
+        }
     }
     Ok(cells)
 }

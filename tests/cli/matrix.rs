@@ -44,3 +44,64 @@ fn broken_step_fails_on_every_version_with_its_line_in_the_html_report() {
     let junit = std::fs::read_to_string(reports.path().join("junit.xml")).expect("junit.xml");
     assert!(junit.contains("[istio 1.31]") && junit.contains("[istio 1.30]"));
 }
+
+/// The cells a run's JUnit report names (one suite per cell).
+fn suites(dir: &std::path::Path) -> Vec<String> {
+    let xml = std::fs::read_to_string(dir.join("junit.xml")).expect("junit.xml");
+    let mut names: Vec<String> = xml
+        .split("<testsuite ")
+        .skip(1)
+        .filter_map(|s| s.split("name=\"").nth(1))
+        .filter_map(|s| s.split('"').next())
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn shards_together_run_every_cell_once() {
+    let run = |shard: Option<&str>| {
+        let reports = tempfile::tempdir().expect("reports");
+        let mut cmd = Command::cargo_bin("labcheck").expect("binary");
+        cmd.args([
+            "run",
+            "tests/labs/sandbox",
+            "tests/labs/twins",
+            "--report-dir",
+        ])
+        .arg(reports.path());
+        if let Some(s) = shard {
+            cmd.args(["--shard", s]);
+        }
+        let out = cmd.output().expect("labcheck runs");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        suites(reports.path())
+    };
+    let all = run(None);
+    let (one, two) = (run(Some("1/2")), run(Some("2/2")));
+    assert!(all.len() >= 2, "{all:?}");
+    assert!(!one.is_empty() && !two.is_empty(), "{one:?} {two:?}");
+    assert!(one.iter().all(|c| !two.contains(c)), "{one:?} {two:?}");
+    let mut both: Vec<String> = one.into_iter().chain(two).collect();
+    both.sort();
+    assert_eq!(both, all);
+    for bad in ["3/2", "0/1", "x"] {
+        Command::cargo_bin("labcheck")
+            .expect("binary")
+            .args(["run", "features/selftest", "--shard", bad])
+            .assert()
+            .code(2);
+    }
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args(["run", "features/selftest", "--shard", "99/99"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("shard 99/99 has no cells"));
+}
