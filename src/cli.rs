@@ -339,7 +339,11 @@ pub async fn run(args: RunArgs) -> i32 {
     for e in &summary.harness_errors {
         eprintln!("labcheck: harness error: {e}");
     }
-    println!("{}", crate::report::summary::markdown(&record));
+    let markdown = crate::report::summary::markdown(&record);
+    if crate::report::github::active() {
+        crate::report::github::publish(&record, &markdown);
+    }
+    println!("{markdown}");
     let (passed, failed, not_run) = record.counts();
     println!("{passed} passed, {failed} failed, {not_run} skipped");
     summary.exit_code()

@@ -3,6 +3,7 @@
 //! are written at the end. Every sink matches every event variant.
 
 pub mod console;
+pub mod github;
 pub mod junit;
 pub mod summary;
 

@@ -193,3 +193,39 @@ fn a_fifo_where_a_file_should_be_is_a_check_error_and_does_not_hang() {
         ))
         .stderr(predicate::str::contains("a FIFO, not a regular file"));
 }
+
+#[test]
+fn under_github_actions_a_failure_is_an_annotation_on_its_line() {
+    let reports = tempfile::tempdir().expect("temp dir");
+    let step_summary = reports.path().join("step-summary.md");
+    std::fs::write(&step_summary, "# earlier step\n").expect("summary file");
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args(["run", "tests/labs/broken/wrong-answer.feature", "--report-dir"])
+        .arg(reports.path())
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &step_summary)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "::error file=tests/labs/broken/wrong-answer.feature,line=8,title=Broken%3A a wrong answer › Write the greeting::",
+        ))
+        .stdout(predicate::str::contains("%0A"));
+    let summary = std::fs::read_to_string(&step_summary).expect("summary");
+    assert!(summary.starts_with("# earlier step\n"), "{summary}");
+    assert!(summary.contains("Write the greeting"), "{summary}");
+    // Outside GitHub Actions, no workflow commands.
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args([
+            "run",
+            "tests/labs/broken/wrong-answer.feature",
+            "--report-dir",
+        ])
+        .arg(reports.path())
+        .env_remove("GITHUB_ACTIONS")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("::error").not());
+}
