@@ -1,7 +1,7 @@
 //! The command line: clap definitions and one function per subcommand, each validating its
 //! input before acting. Exit codes: 0 every lab passed, 1 a lab failed, 2 the harness failed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use clap::{Parser, Subcommand};
@@ -46,6 +46,20 @@ pub enum Command {
     },
     /// Print every phrase labs can use, English and Japanese, as a Markdown table.
     Vocabulary,
+    /// Write a lab as a learner reads it: its description, setup, each step's task and hints,
+    /// its common mistakes; the reference commands only with --with-solution.
+    Render {
+        /// The lab (a feature file).
+        lab: PathBuf,
+        /// Also show each step's reference commands (and the mistakes' wrong answers).
+        #[arg(long)]
+        with_solution: bool,
+        #[arg(long, value_enum, default_value_t = crate::render::Format::Md)]
+        format: crate::render::Format,
+        /// Write to this file instead of standard output.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
     /// Grade a learner's environment: run only the lab's checks, step by step.
     Grade(GradeArgs),
     /// Mutation testing of a lab's checks: run plausible wrong answers made from its reference
@@ -239,6 +253,12 @@ where
         Command::Ps => ps(),
         Command::Shell { cell } => runtime.block_on(shell(&cell)),
         Command::Down { cell, all } => runtime.block_on(down(cell.as_deref(), all)),
+        Command::Render {
+            lab,
+            with_solution,
+            format,
+            output,
+        } => render(&lab, with_solution, format, output.as_deref()),
         Command::Vocabulary => {
             print!("{}", crate::steps::phrases::markdown_table());
             0
@@ -795,4 +815,42 @@ async fn grade(args: GradeArgs) -> i32 {
         eprintln!("labcheck grade: {e}");
     }
     summary.exit_code()
+}
+
+/// `labcheck render`: 0 when written, 1 when the lab has problems, 2 when it cannot be read or
+/// the page cannot be written.
+fn render(
+    lab: &Path,
+    with_solution: bool,
+    format: crate::render::Format,
+    output: Option<&Path>,
+) -> i32 {
+    let (lab, feature) = match crate::lint::load(lab) {
+        Err(e) => {
+            eprintln!("labcheck render: {e}");
+            return 2;
+        }
+        Ok(Err(problems)) => {
+            for p in &problems {
+                eprintln!("{p}");
+            }
+            return 1;
+        }
+        Ok(Ok(loaded)) => loaded,
+    };
+    let source = std::fs::read_to_string(&lab.path).unwrap_or_default();
+    let page = crate::render::render(&source, &feature, &lab, format, with_solution);
+    match output {
+        None => {
+            print!("{page}");
+            0
+        }
+        Some(path) => match std::fs::write(path, page) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("labcheck render: cannot write {}: {e}", path.display());
+                2
+            }
+        },
+    }
 }

@@ -13,6 +13,7 @@ pub mod kept;
 pub mod lint;
 pub mod model;
 pub mod mutate;
+pub mod render;
 pub mod report;
 pub mod runner;
 pub mod sandbox;

@@ -1,16 +1,28 @@
 # language: ja
+# 作成者向けの注記(学習者のページには出ない):
+# このラボ環境は API サーバーだけのクラスターで、istiod の Pod も本物の Envoy もない。そのため採点は
+# マニフェスト・注入結果・静的解析・クラスターの API オブジェクトを見る。
+# kube-inject には istiod がないので、ステップ 3 で適用した ConfigMap から注入設定を取り出して渡す。
+# 元の課題は「3 つすべて(--injectConfigFile、--meshConfigFile、--valuesFile)を渡す必要がある」とするが、
+# この環境で測ると、--injectConfigFile さえあれば --meshConfigFile や --valuesFile を省いても出力は
+# 3 つ渡したときとバイト単位で同じになる(Istio 1.31 と 1.30 で測定)。
+# --injectConfigFile がないときだけ istiod を探して失敗する。そのため採点は、渡したファイルの数ではなく、
+# injected.yaml が採点側で同じ ConfigMap から作った kube-inject の出力と一致するかを見る。
 @istio
 機能: メッシュ導入マニフェストとサイドカーの解剖
-  メッシュをインストールするときに実際に何がクラスターに入るのかを確認し、サイドカーが注入された
-  Pod が元の Pod とどう違うのかを、構造として説明できるようになる。
-  このラボ環境は API サーバーだけのクラスターで、istiod の Pod も本物の Envoy もない。そのため採点は
-  マニフェスト・注入結果・静的解析・クラスターの API オブジェクトを見る。
-  kube-inject には istiod がないので、ステップ 3 で適用した ConfigMap から注入設定を取り出して渡す。
-  元の課題は「3 つすべて(--injectConfigFile、--meshConfigFile、--valuesFile)を渡す必要がある」とするが、
-  この環境で測ると、--injectConfigFile さえあれば --meshConfigFile や --valuesFile を省いても出力は
-  3 つ渡したときとバイト単位で同じになる(Istio 1.31 と 1.30 で測定)。
-  --injectConfigFile がないときだけ istiod を探して失敗する。そのため採点は、渡したファイルの数ではなく、
-  injected.yaml が採点側で同じ ConfigMap から作った kube-inject の出力と一致するかを見る。
+  メッシュをインストールするときに実際に何がクラスターに入るのかを確認し、サイドカーが注入されたPodが
+  元のPodとどう違うのかを、構造として説明できるようになります。
+
+  メッシュ導入の失敗の多くは、「何がインストールされたのかわからない状態」から始まります。
+  istioctl installの1行で終わるように見えますが、その裏ではCRDが数十個、Webhook設定、ConfigMap、
+  コントロールプレーンのワークロードが一度に入ります。そのため実務では、インストール前に
+  manifest generateでまず目で見てからリポジトリにコミットする方式を取ります。そうすればアップグレードの
+  ときにdiffを見られます。注入も同じです。注入はPodが作成されるときにWebhookがスペックを書き換える
+  処理なので、ラベルだけ付けてロールアウトを実行しなければ、何も起こりません。この事実を手で確認して
+  おけば、「ラベルを付けたのにメッシュに入らない」という質問に数秒で答えられます。
+
+  このラボ環境では本物のEnvoyがトラフィックを流しません。そのため採点はマニフェストと静的解析を
+  見ます。その代わり、注入結果のマニフェストを解剖する訓練は、実際の環境でもそのまま役立ちます。
 
   背景:
     前提 ラボのディレクトリ "/root/istio" を使う
@@ -19,6 +31,9 @@
   シナリオ: istioctl のバージョンとインストール前の点検
     istioctl versionの出力を/root/istio/out/version.txtに保存してください(バージョン番号が含まれている必要があります)。
     続けて、インストール前の点検(istioctl x precheck)を標準エラー出力も含めて/root/istio/out/precheck.txtに保存してください。
+
+    ヒント: istioctl versionはクライアントのバージョンを先に出力します。インストール前の点検はexperimentalの
+    サブコマンドにあり、エラーメッセージも結果なので、標準エラー出力まで一緒に保存してください。
 
     もし 学習者が次のコマンドを実行する
       """
@@ -36,6 +51,9 @@
     CustomResourceDefinitionとistiodが含まれていて、kind:で始まる行が10行以上ある必要があります。
     そのあと、種類別の個数の集計を/root/istio/out/manifest-kinds.txtに保存してください
     (集計にCustomResourceDefinitionが表示されている必要があります)。
+
+    ヒント: istioctl manifest generateはクラスターに何も作らず、YAMLだけを出力します。何がいくつあるかは、
+    kind:で始まる行を数えればわかります。
 
     もし 学習者が次のコマンドを実行する
       """
@@ -55,6 +73,14 @@
     virtualservices.networking.istio.io、destinationrules.networking.istio.io、gateways.networking.istio.io、
     peerauthentications.security.istio.io、authorizationpolicies.security.istio.ioの5つがすべて存在し、
     istio.ioグループのCRDが5個以上ある必要があります。
+
+    ヒント: VirtualServiceのようなタイプは、CRDとして登録されて初めてkubectlが認識します。マニフェスト全体を
+    適用するか、CustomResourceDefinitionだけを選んで適用してください。Established条件はAPIサーバーが付けてくれます。
+
+    ヒント: yq 'select(.kind == "CustomResourceDefinition")' /root/istio/manifest.yaml | kubectl apply -f -で
+    CRDだけを先に適用することもできます。ただし、マニフェストの全体を適用しておくほうが楽です。ステップ5で使う
+    注入設定が、istio-systemのConfigMap2つ(istio-sidecar-injector、istio)に入っているためです。
+    先にkubectl create ns istio-systemを実行してください。
 
     もし 学習者が次のコマンドを実行する
       """
@@ -78,6 +104,9 @@
     そして/root/istio/out/injection-note.txtに、「ラベルを付けても既存のPodはそのままで、
     ロールアウトで再作成されて初めてサイドカーが入る」という内容を書いてください。
 
+    ヒント: ラベルの名前と値が正確でないと、WebhookのnamespaceSelectorに引っかかりません。対照群にはラベルを
+    付けないでください。そして、ラベルがいつ効力を持つのかをメモに書いてください。
+
     もし 学習者が次のコマンドを実行する
       """
       kubectl create namespace mesh-lab
@@ -97,6 +126,9 @@
 
   @間違い
   シナリオ: よくある間違い2: 対照群の legacy ネームスペースを作らない
+    ステップ4でlegacyネームスペースをそもそも作らないこと。注入されない対照群があって初めて、
+    ラベルの意味が証明されます。
+
     もし 学習者が次のコマンドを実行する
       """
       kubectl create namespace mesh-lab
@@ -114,6 +146,14 @@
     Podテンプレートにsidecar.istio.io/statusアノテーションがある必要があります。
     istiod がないので、istio-system の ConfigMap(istio-sidecar-injector の .data.config と .data.values、istio の .data.mesh)を
     ファイルに取り出し、--injectConfigFile、--meshConfigFile、--valuesFile で渡してください。
+
+    ヒント: istioctl kube-injectはファイルを入力として受け取り、注入されたマニフェストを出力します。元のコンテナが
+    消えてはいけませんし、初期化コンテナが1つ増えていれば正常です。
+
+    ヒント: このラボ環境には本物のistiodのPodがありません。そのためkube-injectをそのまま実行すると、
+    istiodへのport-forwardを試みて失敗します。ステップ3で適用したConfigMapから、注入テンプレート(.data.config)・
+    メッシュ設定(.data.mesh)・値(.data.values)をそれぞれファイルに取り出して渡してください
+    (istioctl kube-inject --helpの例に、この方法がそのまま載っています)。
 
     もし 学習者が次のコマンドを実行する
       """
@@ -133,6 +173,9 @@
   シナリオ: 設定の静的分析
     istioctl analyze -n mesh-labの結果を/root/istio/out/analyze.txtに保存してください(Error [が残っていてはいけません)。
     そして/root/istio/out/analyze-note.txtに、analyzeはトラフィックではなく設定を適用の前後に静的に検査する、という内容を2行で書いてください。
+
+    ヒント: analyzeはクラスターの設定リソースを読み、互いに食い違っている箇所を探します。トラフィックを送るわけでは
+    ないという点が核心で、結果にErrorが残っていてはいけません。
 
     もし 学習者が次のコマンドを実行する
       """
@@ -158,6 +201,9 @@
     interception(トラフィックをどのように横取りするかを1文で。iptablesという単語が入っている必要があります)の5つです。
     containers と init_containers は injected.yaml の Deployment にある名前をすべて、その順に並べてください。
 
+    ヒント: 目で数えず、注入されたファイルから値を取り出して書いてください。イメージの文字列は、1文字違うだけでも
+    実際の値と異なります。
+
     もし 学習者が次のコマンドを実行する
       """
       cd /root/istio
@@ -182,6 +228,8 @@
 
   @間違い
   シナリオ: よくある間違い1: proxy_image を記憶で書く
+    ステップ7のproxy_imageを記憶で書くこと。必ずinjected.yamlから取り出して入れてください。
+
     もし 学習者が次のコマンドを実行する
       """
       cd /root/istio
@@ -205,6 +253,13 @@
     injection_namespaces(注入ラベルが付いたネームスペースの配列。mesh-labはあり、legacyはない必要があります)、
     analyze_errors(0)の3つのキーです。
     また、istioctl validate -f /root/istio/injected.yamlの結果を/root/istio/out/validate.txtに保存してください。
+
+    ヒント: 前のステップで作ったものを1つのファイルにまとめます。数値はクラスターで数え直して入れ、注入されない
+    ネームスペースが一覧に入ってはいけません。
+
+    ヒント: CRD数は、手で数えず、kubectl get crd -o json | jq '[.items[] | select(.spec.group | test("istio.io"))] | length'
+    で取り出してください。istioctl validateは、通過したときに出力が短かったり空だったりすることがあります。
+    空の場合は、結果を表す1行を追記して、ファイルが空にならないようにしてください。
 
     もし 学習者が次のコマンドを実行する
       """

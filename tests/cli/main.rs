@@ -8,4 +8,5 @@ mod hostile;
 mod lifecycle;
 mod matrix;
 mod mutate;
+mod render;
 mod sandbox;
