@@ -46,6 +46,16 @@ pub enum Command {
     },
     /// Print every phrase labs can use, English and Japanese, as a Markdown table.
     Vocabulary,
+    /// Merge the reports of several runs (the shards of one CI run) into one: reads each
+    /// directory's record.json and writes every report to --report-dir.
+    Merge {
+        /// Report directories of the runs.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where the merged reports go.
+        #[arg(long, default_value = "target/labcheck")]
+        report_dir: PathBuf,
+    },
     /// Write a lab as a learner reads it: its description, setup, each step's task and hints,
     /// its common mistakes; the reference commands only with --with-solution.
     Render {
@@ -253,6 +263,7 @@ where
         Command::Ps => ps(),
         Command::Shell { cell } => runtime.block_on(shell(&cell)),
         Command::Down { cell, all } => runtime.block_on(down(cell.as_deref(), all)),
+        Command::Merge { dirs, report_dir } => merge(&dirs, &report_dir),
         Command::Render {
             lab,
             with_solution,
@@ -853,4 +864,28 @@ fn render(
             }
         },
     }
+}
+
+/// `labcheck merge`: 0 when every merged cell passed, 1 when one failed, 2 when a report cannot
+/// be read, two reports hold the same cell, or the merged reports cannot be written.
+fn merge(dirs: &[PathBuf], out: &Path) -> i32 {
+    let mut record = crate::report::Record::default();
+    for dir in dirs {
+        let merged = crate::report::Record::load(dir).and_then(|r| record.merge(r, dir));
+        if let Err(e) = merged {
+            eprintln!("labcheck merge: {e}");
+            return 2;
+        }
+    }
+    if let Err(e) = record.write(out) {
+        eprintln!(
+            "labcheck merge: cannot write reports to {}: {e}",
+            out.display()
+        );
+        return 2;
+    }
+    println!("{}", crate::report::summary::markdown(&record));
+    let (passed, failed, not_run) = record.counts();
+    println!("{passed} passed, {failed} failed, {not_run} skipped");
+    if record.passed() { 0 } else { 1 }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The language a lab is written in; checks speak it in their messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Lang {
     #[default]
     En,
@@ -24,7 +24,7 @@ impl Lang {
 }
 
 /// What a scenario is in a lab.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum StepKind {
     /// A lab step: the reference solution and its checks.
     Step,
@@ -33,7 +33,7 @@ pub enum StepKind {
 }
 
 /// One scenario of a lab, as the runner and the reports see it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct LabStep {
     /// For a step, its number in the lab (1-based, file order, mistakes not counted); for a
     /// mistake, the number of the step it gets wrong (the step just before it).
@@ -45,7 +45,7 @@ pub struct LabStep {
 }
 
 /// One lab: a feature file.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Lab {
     pub path: PathBuf,
     pub name: String,
@@ -74,7 +74,9 @@ impl Lab {
 }
 
 /// Identifies one cell: a lab (or one of its mistake scenarios) on one point of the matrix.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct CellId {
     pub lab: String,
     /// The matrix label, e.g. the Istio version `1.31`; `-` when the lab needs none.
@@ -108,7 +110,7 @@ impl std::fmt::Display for CellId {
 }
 
 /// What a learner command did.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Transcript {
     pub script: String,
     pub stdout: String,
@@ -173,7 +175,7 @@ impl Transcript {
 }
 
 /// How one lab step ended in one cell.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Outcome {
     Passed,
     /// A check or command failed: `line` is the feature line of the failing Gherkin step.
@@ -215,7 +217,7 @@ impl Outcome {
 }
 
 /// The toolchain a cell ran with, as shown in reports.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ToolsInfo {
     /// `(tool, version, source)` rows.
     pub tools: Vec<(String, String, String)>,

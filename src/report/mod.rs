@@ -14,7 +14,7 @@ use std::time::Duration;
 use crate::model::{CellId, Event, Lab, LabStep, Outcome, ToolsInfo, Transcript};
 
 /// One step of one cell, as recorded.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct StepRecord {
     pub step: LabStep,
     pub outcome: Outcome,
@@ -23,7 +23,7 @@ pub struct StepRecord {
 }
 
 /// One cell, as recorded.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct CellRecord {
     pub id: CellId,
     pub lab: Lab,
@@ -69,6 +69,83 @@ pub struct Record {
     pub cells: BTreeMap<CellId, CellRecord>,
     pub interrupted: bool,
     pub duration: Duration,
+}
+
+/// `record.json`, the form of a [`Record`] on disk: what `labcheck merge` reads back from the
+/// report directories of shards.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RecordFile {
+    cells: Vec<CellRecord>,
+    interrupted: bool,
+    duration: Duration,
+}
+
+/// Why reports cannot be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not a labcheck record: {source}")]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("cell {cell} is in {path} and in an earlier report: shards must not overlap")]
+    Twice { cell: CellId, path: PathBuf },
+}
+
+impl Record {
+    /// Reads the `record.json` a run wrote into `dir`.
+    pub fn load(dir: &Path) -> Result<Record, MergeError> {
+        let path = dir.join("record.json");
+        let text = std::fs::read_to_string(&path).map_err(|source| MergeError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        let file: RecordFile =
+            serde_json::from_str(&text).map_err(|source| MergeError::Parse { path, source })?;
+        Ok(Record {
+            cells: file.cells.into_iter().map(|c| (c.id.clone(), c)).collect(),
+            interrupted: file.interrupted,
+            duration: file.duration,
+        })
+    }
+
+    /// Adds the cells of `other` (another shard's run, read from `path`). A cell in both is an
+    /// error: the shards overlapped.
+    pub fn merge(&mut self, other: Record, path: &Path) -> Result<(), MergeError> {
+        for (id, cell) in other.cells {
+            if self.cells.contains_key(&id) {
+                return Err(MergeError::Twice {
+                    cell: id,
+                    path: path.to_owned(),
+                });
+            }
+            self.cells.insert(id, cell);
+        }
+        self.interrupted |= other.interrupted;
+        self.duration = self.duration.max(other.duration);
+        Ok(())
+    }
+
+    fn to_json(&self) -> String {
+        let file = RecordFile {
+            cells: self.cells.values().cloned().collect(),
+            interrupted: self.interrupted,
+            duration: self.duration,
+        };
+        serde_json::to_string(&file).unwrap_or_default()
+    }
+
+    /// Whether every cell passed and the run was not interrupted.
+    pub fn passed(&self) -> bool {
+        !self.interrupted && self.cells.values().all(|c| c.passed)
+    }
 }
 
 impl Record {
@@ -186,7 +263,7 @@ impl Record {
         }
     }
 
-    /// Writes JUnit, Markdown and HTML into `dir` and the transcripts of failed cells beside
+    /// Writes JUnit, Markdown, HTML and `record.json` into `dir` and the transcripts of failed cells beside
     /// them. Returns the paths written.
     pub fn write(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         std::fs::create_dir_all(dir)?;
@@ -195,6 +272,7 @@ impl Record {
             ("junit.xml", junit::render(self)),
             ("summary.md", summary::markdown(self)),
             ("report.html", summary::html(self)),
+            ("record.json", self.to_json()),
         ];
         for (name, text) in files {
             let path = dir.join(name);

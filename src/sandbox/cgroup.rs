@@ -19,7 +19,7 @@ const PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// A cell's limits. Defaults hold the labs here (a local cluster's apiserver and etcd, istioctl),
 /// with room; a Feature tag raises them (`@memory=8GiB`, `@pids=8192`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Limits {
     /// Bytes of memory, page cache and tmpfs files included.
     pub memory: u64,

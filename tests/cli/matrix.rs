@@ -81,16 +81,37 @@ fn shards_together_run_every_cell_once() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        suites(reports.path())
+        let names = suites(reports.path());
+        (reports, names)
     };
-    let all = run(None);
-    let (one, two) = (run(Some("1/2")), run(Some("2/2")));
+    let (_, all) = run(None);
+    let ((dir_one, one), (dir_two, two)) = (run(Some("1/2")), run(Some("2/2")));
     assert!(all.len() >= 2, "{all:?}");
     assert!(!one.is_empty() && !two.is_empty(), "{one:?} {two:?}");
     assert!(one.iter().all(|c| !two.contains(c)), "{one:?} {two:?}");
     let mut both: Vec<String> = one.into_iter().chain(two).collect();
     both.sort();
     assert_eq!(both, all);
+    // A merge job puts the shards' reports back together; overlapping shards are refused.
+    let merged = tempfile::tempdir().expect("merged");
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .arg("merge")
+        .args([dir_one.path(), dir_two.path()])
+        .arg("--report-dir")
+        .arg(merged.path())
+        .assert()
+        .code(0);
+    assert_eq!(suites(merged.path()), all);
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .arg("merge")
+        .args([dir_one.path(), dir_one.path()])
+        .arg("--report-dir")
+        .arg(merged.path())
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("shards must not overlap"));
     for bad in ["3/2", "0/1", "x"] {
         Command::cargo_bin("labcheck")
             .expect("binary")
