@@ -3,6 +3,7 @@
 //! are written at the end. Every sink matches every event variant.
 
 pub mod console;
+pub mod cucumber_json;
 pub mod github;
 pub mod junit;
 pub mod summary;
@@ -273,6 +274,7 @@ impl Record {
             ("summary.md", summary::markdown(self)),
             ("report.html", summary::html(self)),
             ("record.json", self.to_json()),
+            ("cucumber.json", cucumber_json::render(self)),
         ];
         for (name, text) in files {
             let path = dir.join(name);

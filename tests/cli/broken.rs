@@ -229,3 +229,56 @@ fn under_github_actions_a_failure_is_an_annotation_on_its_line() {
         .code(1)
         .stdout(predicate::str::contains("::error").not());
 }
+
+#[test]
+fn cucumber_json_has_the_shape_ci_plugins_read() {
+    let reports = tempfile::tempdir().expect("temp dir");
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args([
+            "run",
+            "tests/labs/broken/wrong-answer.feature",
+            "--report-dir",
+        ])
+        .arg(reports.path())
+        .assert()
+        .code(1);
+    let text =
+        std::fs::read_to_string(reports.path().join("cucumber.json")).expect("cucumber.json");
+    let features: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let features = features.as_array().expect("an array of features");
+    assert_eq!(features.len(), 1, "one feature per cell");
+    let f = &features[0];
+    assert_eq!(f["uri"], "tests/labs/broken/wrong-answer.feature");
+    for key in ["id", "keyword", "name", "line", "elements"] {
+        assert!(!f[key].is_null(), "feature without {key}: {f}");
+    }
+    let elements = f["elements"].as_array().expect("elements");
+    assert_eq!(elements.len(), 2, "{elements:?}");
+    let mut statuses = Vec::new();
+    for e in elements {
+        assert_eq!(e["type"], "scenario");
+        for key in ["id", "keyword", "name", "line", "steps"] {
+            assert!(!e[key].is_null(), "element without {key}: {e}");
+        }
+        for s in e["steps"].as_array().expect("steps") {
+            for key in ["keyword", "name", "line"] {
+                assert!(!s[key].is_null(), "step without {key}: {s}");
+            }
+            let status = s["result"]["status"].as_str().expect("status").to_owned();
+            assert!(["passed", "failed", "skipped"].contains(&status.as_str()));
+            assert!(s["result"]["duration"].as_u64().is_some(), "{s}");
+            if status == "failed" {
+                assert_eq!(s["line"], 8);
+                let message = s["result"]["error_message"].as_str().expect("message");
+                assert!(message.contains("hello"), "{message}");
+            }
+            statuses.push(status);
+        }
+    }
+    assert_eq!(statuses, ["passed", "failed", "skipped", "skipped"]);
+    assert_eq!(
+        elements[0]["name"], "Broken: a wrong answer › Write the greeting",
+        "the same stable name as JUnit"
+    );
+}
