@@ -69,6 +69,9 @@ fn writes_anywhere_leave_the_host_unchanged() {
     let tag = format!("labcheck-hostile-{}", std::process::id());
     let canary = trial.state.path().join("canary");
     std::fs::write(&canary, "host canary\n").expect("canary");
+    // A host file the cell can see (through the overlay), and deletes.
+    let visible = tempfile::NamedTempFile::new_in("/var/tmp").expect("visible canary");
+    std::fs::write(visible.path(), "visible canary\n").expect("visible canary");
     let bashrc = std::fs::read("/root/.bashrc").ok();
     let written = [
         format!("/var/lib/{tag}/f"),
@@ -85,12 +88,17 @@ fn writes_anywhere_leave_the_host_unchanged() {
     }
     script.push_str("echo 'echo hostile' >> /root/.bashrc\n");
     script.push_str(&format!("rm -rf {}\n", trial.state.path().display()));
+    script.push_str(&format!("rm -f {}\n", visible.path().display()));
+    script.push_str(&format!(
+        "test ! -e {} && echo gone > /root/{tag}.deleted\n",
+        visible.path().display()
+    ));
     script.push_str(&format!("echo done > /root/{tag}.done\n"));
     let indented: String = script.lines().map(|l| format!("      {l}\n")).collect();
     let lab = trial.lab(
         "writes.feature",
         &format!(
-            "Feature: writes everywhere\n\n  Scenario: write the whole filesystem\n    When the learner runs:\n      \"\"\"\n{indented}      \"\"\"\n    Then the file \"/root/{tag}.done\" should contain \"done\"\n    And the file \"/usr/bin/{tag}\" should contain \"written\"\n    And the file \"/root/.bashrc\" should contain \"echo hostile\"\n"
+            "Feature: writes everywhere\n\n  Scenario: write the whole filesystem\n    When the learner runs:\n      \"\"\"\n{indented}      \"\"\"\n    Then the file \"/root/{tag}.done\" should contain \"done\"\n    And the file \"/usr/bin/{tag}\" should contain \"written\"\n    And the file \"/root/.bashrc\" should contain \"echo hostile\"\n    And the file \"/root/{tag}.deleted\" should contain \"gone\"\n"
         ),
     );
     let out = trial.run(&[lab.to_str().expect("utf-8 path")]);
@@ -109,6 +117,11 @@ fn writes_anywhere_leave_the_host_unchanged() {
         std::fs::read_to_string(&canary).ok().as_deref(),
         Some("host canary\n"),
         "the cell removed a host file (the state directory is hidden from it)"
+    );
+    assert_eq!(
+        std::fs::read_to_string(visible.path()).ok().as_deref(),
+        Some("visible canary\n"),
+        "a host file the cell deleted is gone from the host"
     );
 }
 
