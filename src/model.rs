@@ -216,6 +216,23 @@ impl Outcome {
     }
 }
 
+/// One Gherkin step of a scenario (a command, a check, a preparation) and how it went.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StepCheck {
+    pub line: usize,
+    /// The keyword and text, as written.
+    pub text: String,
+    pub verdict: Verdict,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Verdict {
+    Passed,
+    Failed(String),
+    /// Not evaluated: an earlier step of the scenario failed.
+    Skipped,
+}
+
 /// The toolchain a cell ran with, as shown in reports.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ToolsInfo {
@@ -244,6 +261,8 @@ pub enum Event {
         outcome: Outcome,
         duration: Duration,
         transcripts: Vec<Transcript>,
+        /// Each Gherkin step of the scenario (its Background's included) and how it went.
+        checks: Vec<StepCheck>,
     },
     /// Files a cell's sandbox held at the end of its run (those the run asked for that exist).
     Captured {

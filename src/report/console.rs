@@ -29,6 +29,7 @@ impl Console {
                 outcome,
                 duration,
                 transcripts,
+                ..
             } => {
                 let path = record
                     .cells

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::model::{CellId, Event, Lab, LabStep, Outcome, ToolsInfo, Transcript};
+use crate::model::{CellId, Event, Lab, LabStep, Outcome, StepCheck, ToolsInfo, Transcript};
 
 /// One step of one cell, as recorded.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -21,6 +21,9 @@ pub struct StepRecord {
     pub outcome: Outcome,
     pub duration: Duration,
     pub transcripts: Vec<Transcript>,
+    /// Each Gherkin step and how it went (older records have none).
+    #[serde(default)]
+    pub checks: Vec<StepCheck>,
 }
 
 /// One cell, as recorded.
@@ -186,6 +189,7 @@ impl Record {
                 outcome,
                 duration,
                 transcripts,
+                checks,
             } => {
                 if let Some(c) = self.cells.get_mut(cell) {
                     c.steps.push(StepRecord {
@@ -193,6 +197,7 @@ impl Record {
                         outcome: outcome.clone(),
                         duration: *duration,
                         transcripts: transcripts.clone(),
+                        checks: checks.clone(),
                     });
                 }
             }
@@ -259,6 +264,7 @@ impl Record {
                     },
                     duration: Duration::ZERO,
                     transcripts: Vec::new(),
+                    checks: Vec::new(),
                 });
             }
         }

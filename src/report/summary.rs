@@ -41,11 +41,17 @@ impl<'a> Matrix<'a> {
     }
 
     fn entry(&self, step: &LabStep, label: &str) -> Option<&'a StepRecord> {
+        self.cells_for(step, label)
+            .and_then(|c| c.steps.iter().find(|s| s.step.line == step.line))
+    }
+
+    /// The cell that runs `step` on `label`: the main cell, or the mistake's own.
+    fn cells_for(&self, step: &LabStep, label: &str) -> Option<&'a CellRecord> {
         let mistake = (step.kind == StepKind::Mistake).then_some(step.line);
         self.cells
             .iter()
+            .copied()
             .find(|c| c.id.label == label && c.id.mistake == mistake)
-            .and_then(|c| c.steps.iter().find(|s| s.step.line == step.line))
     }
 
     fn column(&self, label: &str) -> Option<&'a CellRecord> {
@@ -151,24 +157,39 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The self-contained HTML report.
+/// The report a person drills into: a header with the run's counts, a table per lab (steps ×
+/// versions) whose entries open to the step's checks, its failure (expected / found, file:line)
+/// and its commands' transcripts, and each version's toolchain folded away. Self-contained: inline
+/// CSS and a line of script that opens the entry a link points at (`report.html#<cell>-<line>`).
 pub fn html(record: &Record) -> String {
     let mut out = String::from(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>labcheck report</title><style>\
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}\
-th,td{border:1px solid #ccc;padding:.4em .6em;vertical-align:top;text-align:left}td:first-child{min-width:18em}th{background:#f3f3f3}\
-.pass{background:#e6f6e6}.fail{background:#fbe3e3}.skip{background:#f2f2f2;color:#777}\
-.msg{font-family:monospace;font-size:.85em;white-space:pre-wrap;max-width:40em}.tools{font-size:.85em;color:#444}\
-.banner{background:#fff3cd;padding:.5em 1em;border:1px solid #e0c060}</style></head><body><h1>labcheck report</h1>",
+th,td{border:1px solid #ccc;padding:.4em .6em;vertical-align:top;text-align:left}td:first-child{min-width:16em}th{background:#f3f3f3}\
+.pass{background:#e6f6e6}.fail{background:#fbe3e3}.skip{background:#f2f2f2;color:#777}summary{cursor:pointer}\
+.msg,pre{font-family:monospace;font-size:.85em;white-space:pre-wrap;max-width:60em;margin:.4em 0}\
+pre{background:#fff;border:1px solid #ddd;padding:.4em}.tools{font-size:.85em;color:#444}ul.checks{padding-left:1.2em;margin:.4em 0}\
+.banner{background:#fff3cd;padding:.5em 1em;border:1px solid #e0c060}.head{font-size:1.05em}</style></head><body><h1>labcheck report</h1>",
     );
+    let (passed, failed, not_run) = record.counts();
+    let mut labels: Vec<String> = record.cells.keys().map(|c| label_title(&c.label)).collect();
+    labels.sort();
+    labels.dedup();
+    out.push_str(&format!(
+        "<p class=\"head\">{} cells · {passed} steps passed · {failed} failed · {not_run} not run · {:.1}s · {}</p>",
+        record.cells.len(),
+        record.duration.as_secs_f64(),
+        esc(&labels.join(", "))
+    ));
     if record.interrupted {
         out.push_str("<p class=\"banner\">The run was interrupted.</p>");
     }
     for m in Matrix::of(record) {
+        let origin = m.lab.origin().display().to_string();
         out.push_str(&format!(
             "<h2>{}</h2><p><code>{}</code></p><table><tr><th>step</th>",
             esc(&m.lab.name),
-            esc(&m.lab.origin().display().to_string())
+            esc(&origin)
         ));
         for l in &m.labels {
             out.push_str(&format!("<th>{}</th>", esc(&label_title(l))));
@@ -177,19 +198,7 @@ th,td{border:1px solid #ccc;padding:.4em .6em;vertical-align:top;text-align:left
         for step in &m.lab.steps {
             out.push_str(&format!("<tr><td>{}</td>", esc(&step_title(step))));
             for l in &m.labels {
-                match m.entry(step, l) {
-                    None => out.push_str("<td class=\"skip\">·</td>"),
-                    Some(s) => match &s.outcome {
-                        Outcome::Passed => out.push_str(&format!("<td class=\"pass\">✔ {:.1}s</td>", s.duration.as_secs_f64())),
-                        Outcome::Failed { line, message } | Outcome::Error { line, message } => out.push_str(&format!(
-                            "<td class=\"fail\">✘ {:.1}s<div class=\"msg\">{}:{line}\n{}</div></td>",
-                            s.duration.as_secs_f64(),
-                            esc(&m.lab.origin().display().to_string()),
-                            esc(message)
-                        )),
-                        Outcome::NotRun { reason } | Outcome::NotGraded { reason } => out.push_str(&format!("<td class=\"skip\">– {}</td>", esc(reason))),
-                    },
-                }
+                out.push_str(&entry_html(&m, step, l, &origin));
             }
             out.push_str("</tr>");
         }
@@ -207,22 +216,83 @@ th,td{border:1px solid #ccc;padding:.4em .6em;vertical-align:top;text-align:left
                     ));
                 }
                 cell.push_str(&peak(c.peak_memory, "peak memory "));
-                if c.peak_memory.is_some() {
-                    cell.push_str("<br>");
-                }
                 if let Some(e) = &c.error {
-                    cell.push_str(&format!("<b>{}</b>", esc(e)));
+                    cell.push_str(&format!("<br><b>{}</b>", esc(e)));
                 }
             }
-            out.push_str(&format!("<td class=\"tools\">{cell}</td>"));
+            out.push_str(&format!(
+                "<td class=\"tools\"><details><summary>toolchain</summary>{cell}</details></td>"
+            ));
         }
         out.push_str("</tr></table>");
     }
     out.push_str(&format!(
-        "<p>Total time {:.1}s</p></body></html>\n",
+        "<p>Total time {:.1}s</p><script>var d=location.hash&&document.getElementById(decodeURIComponent(location.hash.slice(1)));if(d){{d.open=true;d.scrollIntoView();}}</script></body></html>\n",
         record.duration.as_secs_f64()
     ));
     out
+}
+
+/// The id an entry of the report has: `<cell>-<line>`.
+pub fn entry_id(cell: &crate::model::CellId, line: usize) -> String {
+    format!("{}-{line}", cell.slug())
+}
+
+/// One step of one version: its verdict, opening to what it did.
+fn entry_html(m: &Matrix, step: &LabStep, label: &str, origin: &str) -> String {
+    let Some(s) = m.entry(step, label) else {
+        return "<td class=\"skip\">·</td>".to_owned();
+    };
+    let cell = m
+        .cells_for(step, label)
+        .map(|c| entry_id(&c.id, step.line))
+        .unwrap_or_default();
+    let (class, head) = match &s.outcome {
+        Outcome::Passed => ("pass", format!("✔ {:.1}s", s.duration.as_secs_f64())),
+        Outcome::Failed { line, message } | Outcome::Error { line, message } => (
+            "fail",
+            format!(
+                "✘ {:.1}s {origin}:{line} {}",
+                s.duration.as_secs_f64(),
+                first_line(message)
+            ),
+        ),
+        Outcome::NotRun { reason } | Outcome::NotGraded { reason } => {
+            ("skip", format!("– {reason}"))
+        }
+    };
+    let mut body = String::new();
+    if let Outcome::Failed { line, message } | Outcome::Error { line, message } = &s.outcome {
+        body.push_str(&format!(
+            "<div class=\"msg\">{}:{line}\n{}</div>",
+            esc(origin),
+            esc(message)
+        ));
+    }
+    if !s.checks.is_empty() {
+        body.push_str("<ul class=\"checks\">");
+        for c in &s.checks {
+            let mark = match &c.verdict {
+                crate::model::Verdict::Passed => "✔",
+                crate::model::Verdict::Failed(_) => "✘",
+                crate::model::Verdict::Skipped => "–",
+            };
+            body.push_str(&format!(
+                "<li>{mark} <code>{}</code> (line {})</li>",
+                esc(&c.text),
+                c.line
+            ));
+        }
+        body.push_str("</ul>");
+    }
+    for t in &s.transcripts {
+        body.push_str(&format!("<pre>{}</pre>", esc(&t.render())));
+    }
+    format!(
+        "<td class=\"{class}\"><details id=\"{}\"><summary>{}</summary>{body}</details></td>",
+        esc(&cell),
+        esc(&head)
+    )
 }
 
 /// `prefix` and a cell's peak memory in MiB, or nothing when it is not known.

@@ -9,7 +9,7 @@ use cucumber::{Event as Cev, Writer, gherkin, parser};
 
 use super::Sink;
 use crate::cell::Cell;
-use crate::model::{Event, Lab, LabStep, Outcome};
+use crate::model::{Event, Lab, LabStep, Outcome, StepCheck, Verdict};
 use crate::steps::LabWorld;
 use crate::steps::world::panic_message;
 
@@ -20,6 +20,8 @@ pub struct Adapter {
     sink: Sink,
     started: Option<Instant>,
     failure: Option<(usize, String)>,
+    /// The current scenario's Gherkin steps, as they finish.
+    checks: Vec<StepCheck>,
     /// Outcomes so far, by scenario line.
     pub finished: Vec<(usize, Outcome)>,
     /// A problem cucumber reported outside any scenario (e.g. the file could not be parsed).
@@ -34,6 +36,7 @@ impl Adapter {
             sink,
             started: None,
             failure: None,
+            checks: Vec::new(),
             finished: Vec::new(),
             error: None,
         }
@@ -45,7 +48,16 @@ impl Adapter {
             StepError::NotFound => format!("undefined step: {}", step.value),
             StepError::AmbiguousMatch(e) => format!("ambiguous step: {e}"),
         };
+        self.note(step, Verdict::Failed(message.clone()));
         self.failure.get_or_insert((step.position.line, message));
+    }
+
+    fn note(&mut self, step: &gherkin::Step, verdict: Verdict) {
+        self.checks.push(StepCheck {
+            line: step.position.line,
+            text: format!("{}{}", step.keyword, step.value),
+            verdict,
+        });
     }
 
     fn scenario(&mut self, sc: &gherkin::Scenario, ev: &Scenario<LabWorld>) {
@@ -53,6 +65,7 @@ impl Adapter {
             Scenario::Started => {
                 self.started = Some(Instant::now());
                 self.failure = None;
+                self.checks.clear();
             }
             Scenario::Hook(HookType::Before, event::Hook::Failed(_, info))
             | Scenario::Hook(HookType::After, event::Hook::Failed(_, info)) => {
@@ -66,13 +79,16 @@ impl Adapter {
             }
             Scenario::Background(step, event::Step::Skipped)
             | Scenario::Step(step, event::Step::Skipped) => {
+                self.note(step, Verdict::Skipped);
                 self.failure.get_or_insert((
                     step.position.line,
                     format!("undefined step: {}", step.value),
                 ));
             }
-            Scenario::Background(_, event::Step::Started | event::Step::Passed(..))
-            | Scenario::Step(_, event::Step::Started | event::Step::Passed(..))
+            Scenario::Background(step, event::Step::Passed(..))
+            | Scenario::Step(step, event::Step::Passed(..)) => self.note(step, Verdict::Passed),
+            Scenario::Background(_, event::Step::Started)
+            | Scenario::Step(_, event::Step::Started)
             | Scenario::Log(_) => {}
             Scenario::Finished => {
                 let duration = self.started.map(|s| s.elapsed()).unwrap_or(Duration::ZERO);
@@ -94,6 +110,7 @@ impl Adapter {
                     outcome,
                     duration,
                     transcripts: self.cell.take_transcripts(),
+                    checks: std::mem::take(&mut self.checks),
                 });
             }
         }

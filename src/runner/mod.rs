@@ -687,6 +687,7 @@ fn not_run(plan: &CellPlan, sink: &Sink, lines: &[usize], reason: &str) {
                 },
                 duration: Duration::ZERO,
                 transcripts: Vec::new(),
+                checks: Vec::new(),
             });
         }
     }

@@ -29,7 +29,7 @@ fn broken_step_fails_on_every_version_with_its_line_in_the_html_report() {
         .expect("the broken step's check");
     let location = format!("{lab}:{line}");
     assert_eq!(
-        html.matches(&location).count(),
+        html.matches(&format!("{location} ")).count(),
         2,
         "one failing entry per Istio version: {location}"
     );
@@ -43,6 +43,70 @@ fn broken_step_fails_on_every_version_with_its_line_in_the_html_report() {
     );
     let junit = std::fs::read_to_string(reports.path().join("junit.xml")).expect("junit.xml");
     assert!(junit.contains("[istio 1.31]") && junit.contains("[istio 1.30]"));
+    what_a_person_sees_in_chromium(&reports.path().join("report.html"), &location);
+}
+
+/// Opens the report in headless Chromium at the failing entry (the link a CI annotation would
+/// give) and checks what is on the page then: the entry is open, with its file:line and the
+/// failing check's expected and found. Skipped, and said so, where Chromium is not installed.
+fn what_a_person_sees_in_chromium(report: &std::path::Path, location: &str) {
+    let Some(chromium) = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|c| {
+            std::process::Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok()
+        })
+    else {
+        eprintln!("SKIPPED: the report in Chromium — no chromium on PATH (.ci/run installs it)");
+        return;
+    };
+    let html = std::fs::read_to_string(report).expect("report");
+    let marker = format!("{location} ");
+    let at = html.find(&marker).expect("the failing entry");
+    let id_start = html[..at].rfind("<details id=\"").expect("an entry") + "<details id=\"".len();
+    let id = &html[id_start..id_start + html[id_start..].find('"').expect("id end")];
+    let profile = tempfile::tempdir().expect("profile");
+    let url = format!("file://{}#{id}", report.display());
+    let dom = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=3000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(["--dump-dom", &url])
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    let open = format!("<details id=\"{id}\" open=\"\">");
+    let start = dom
+        .find(&open)
+        .unwrap_or_else(|| panic!("the entry {id} is not open in Chromium:\n{dom}"));
+    let end = start + dom[start..].find("</details>").expect("entry end");
+    let entry = &dom[start..end];
+    assert!(entry.contains(location), "{entry}");
+    assert!(
+        entry.contains("期待:") && entry.contains("実際:"),
+        "{entry}"
+    );
+    let shot = report.with_file_name("report.png");
+    let _ = std::process::Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .args(["--window-size=1400,1800", &url])
+        .output();
+    if let Ok(dir) = std::env::var("LABCHECK_SCREENSHOT_DIR") {
+        let _ = std::fs::copy(&shot, std::path::Path::new(&dir).join("report.png"));
+    }
 }
 
 /// The cells a run's JUnit report names (one suite per cell).
