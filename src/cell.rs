@@ -3,13 +3,13 @@
 //! transcripts its learner commands leave for the report. Step definitions act on a [`Cell`];
 //! the runner creates and tears it down.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::checks::CheckError;
-use crate::model::{CellId, Lab, Transcript};
+use crate::model::{Artifact, CellId, Lab, Transcript};
 use crate::sandbox::Sandbox;
 
 /// The default timeout of one learner command.
@@ -34,6 +34,9 @@ pub struct Cell {
     error: Mutex<Option<CheckError>>,
     /// The current step's checks: how many were evaluated, and why others were not.
     tally: Mutex<Tally>,
+    /// The files of the lab's directories as last seen (size, modification time), so each step
+    /// reports only what it changed.
+    seen: Mutex<HashMap<PathBuf, (u64, i64, i64)>>,
 }
 
 /// What grading made of the current step's checks.
@@ -66,6 +69,7 @@ impl Cell {
             prepared: Mutex::new(HashSet::new()),
             error: Mutex::new(None),
             tally: Mutex::new(Tally::default()),
+            seen: Mutex::new(HashMap::new()),
         }
     }
 
@@ -114,6 +118,42 @@ impl Cell {
         std::mem::take(&mut *self.transcripts.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// The text files in the lab's directories that are new or changed since the last call,
+    /// each cut at [`ARTIFACT_MAX`] bytes, at most [`ARTIFACTS_MAX`] files. Binary files and
+    /// what cannot be read are left out: this feeds the report, never a verdict.
+    pub fn take_artifacts(&self) -> Vec<Artifact> {
+        let dirs: Vec<PathBuf> = self
+            .prepared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter_map(|k| k.strip_prefix("dir:").map(PathBuf::from))
+            .collect();
+        if dirs.is_empty() {
+            return Vec::new();
+        }
+        let Ok(files) = self.sandbox.inside(move || Ok(list_files(&dirs))) else {
+            return Vec::new();
+        };
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let changed: Vec<PathBuf> = files
+            .into_iter()
+            .filter(|(path, stamp)| seen.insert(path.clone(), *stamp) != Some(*stamp))
+            .map(|(path, _)| path)
+            .take(ARTIFACTS_MAX)
+            .collect();
+        drop(seen);
+        changed
+            .into_iter()
+            .filter_map(|path| {
+                let bytes = self.sandbox.read(&path).ok()?;
+                let bytes = &bytes[..bytes.len().min(ARTIFACT_MAX)];
+                let text = std::str::from_utf8(bytes).ok()?.to_owned();
+                Some(Artifact { path, text })
+            })
+            .collect()
+    }
+
     /// Runs a preparation once per cell (Background steps repeat before every scenario).
     pub fn first_time(&self, key: &str) -> bool {
         self.prepared
@@ -127,6 +167,35 @@ impl Cell {
     pub fn fixture_source(&self, rel: &Path) -> Option<PathBuf> {
         fixture_source(self.lab.origin(), rel)
     }
+}
+
+/// The most of one file a step's artifacts keep.
+pub const ARTIFACT_MAX: usize = 256 << 10;
+/// The most files one step's artifacts hold.
+pub const ARTIFACTS_MAX: usize = 200;
+
+/// Regular files under `dirs` (links not followed) with their size and modification time.
+fn list_files(dirs: &[PathBuf]) -> Vec<(PathBuf, (u64, i64, i64))> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = dirs.to_vec();
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(meta) = e.path().symlink_metadata() else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(e.path());
+            } else if meta.is_file() && out.len() < 10_000 {
+                out.push((e.path(), (meta.len(), meta.mtime(), meta.mtime_nsec())));
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Resolves a fixture path named in the lab at `feature`: relative to the nearest ancestor of

@@ -216,6 +216,14 @@ impl Outcome {
     }
 }
 
+/// A text file the learner's commands left in a lab directory during one step (new or changed),
+/// as the report compares it across versions.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Artifact {
+    pub path: PathBuf,
+    pub text: String,
+}
+
 /// One Gherkin step of a scenario (a command, a check, a preparation) and how it went.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StepCheck {
@@ -263,6 +271,8 @@ pub enum Event {
         transcripts: Vec<Transcript>,
         /// Each Gherkin step of the scenario (its Background's included) and how it went.
         checks: Vec<StepCheck>,
+        /// What the step left in the lab's directories.
+        artifacts: Vec<Artifact>,
     },
     /// Files a cell's sandbox held at the end of its run (those the run asked for that exist).
     Captured {

@@ -7,12 +7,15 @@ pub mod cucumber_json;
 pub mod github;
 pub mod junit;
 pub mod summary;
+pub mod versions;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::model::{CellId, Event, Lab, LabStep, Outcome, StepCheck, ToolsInfo, Transcript};
+use crate::model::{
+    Artifact, CellId, Event, Lab, LabStep, Outcome, StepCheck, ToolsInfo, Transcript,
+};
 
 /// One step of one cell, as recorded.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -24,6 +27,9 @@ pub struct StepRecord {
     /// Each Gherkin step and how it went (older records have none).
     #[serde(default)]
     pub checks: Vec<StepCheck>,
+    /// Text files the step left in the lab's directories.
+    #[serde(default)]
+    pub artifacts: Vec<Artifact>,
 }
 
 /// One cell, as recorded.
@@ -190,6 +196,7 @@ impl Record {
                 duration,
                 transcripts,
                 checks,
+                artifacts,
             } => {
                 if let Some(c) = self.cells.get_mut(cell) {
                     c.steps.push(StepRecord {
@@ -198,6 +205,7 @@ impl Record {
                         duration: *duration,
                         transcripts: transcripts.clone(),
                         checks: checks.clone(),
+                        artifacts: artifacts.clone(),
                     });
                 }
             }
@@ -265,6 +273,7 @@ impl Record {
                     duration: Duration::ZERO,
                     transcripts: Vec::new(),
                     checks: Vec::new(),
+                    artifacts: Vec::new(),
                 });
             }
         }

@@ -111,6 +111,7 @@ impl Adapter {
                     duration,
                     transcripts: self.cell.take_transcripts(),
                     checks: std::mem::take(&mut self.checks),
+                    artifacts: self.cell.take_artifacts(),
                 });
             }
         }

@@ -688,6 +688,7 @@ fn not_run(plan: &CellPlan, sink: &Sink, lines: &[usize], reason: &str) {
                 duration: Duration::ZERO,
                 transcripts: Vec::new(),
                 checks: Vec::new(),
+                artifacts: Vec::new(),
             });
         }
     }

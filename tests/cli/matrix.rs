@@ -43,6 +43,21 @@ fn broken_step_fails_on_every_version_with_its_line_in_the_html_report() {
     );
     let junit = std::fs::read_to_string(reports.path().join("junit.xml")).expect("junit.xml");
     assert!(junit.contains("[istio 1.31]") && junit.contains("[istio 1.30]"));
+    // The two versions render different manifests; their version strings alone are no difference.
+    let summary = std::fs::read_to_string(reports.path().join("summary.md")).expect("summary.md");
+    let section = summary
+        .split("## What differs between Istio versions")
+        .nth(1)
+        .expect("a section on what differs between versions");
+    assert!(
+        section.contains("`/root/istio/manifest.yaml`: 1.31 → 1.30: +"),
+        "{section}"
+    );
+    assert!(
+        !section.contains("version.txt"),
+        "only version strings differ there: {section}"
+    );
+    assert!(html.contains("What differs between Istio versions"));
     what_a_person_sees_in_chromium(&reports.path().join("report.html"), &location);
 }
 
