@@ -6,6 +6,7 @@ pub mod console;
 pub mod cucumber_json;
 pub mod github;
 pub mod junit;
+pub mod messages;
 pub mod summary;
 pub mod versions;
 
@@ -290,6 +291,7 @@ impl Record {
             ("report.html", summary::html(self)),
             ("record.json", self.to_json()),
             ("cucumber.json", cucumber_json::render(self)),
+            ("messages.ndjson", messages::render(self)),
         ];
         for (name, text) in files {
             let path = dir.join(name);

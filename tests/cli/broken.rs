@@ -282,3 +282,78 @@ fn cucumber_json_has_the_shape_ci_plugins_read() {
         "the same stable name as JUnit"
     );
 }
+
+#[test]
+fn messages_ndjson_follows_the_cucumber_messages_schema() {
+    let reports = tempfile::tempdir().expect("temp dir");
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args([
+            "run",
+            "tests/labs/broken/wrong-answer.feature",
+            "--report-dir",
+        ])
+        .arg(reports.path())
+        .assert()
+        .code(1);
+    // The schema @cucumber/messages 34.2.1 publishes (messages.schema.json, MIT).
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string("tests/schemas/cucumber-messages-34.2.1.schema.json")
+            .expect("schema"),
+    )
+    .expect("schema JSON");
+    let validator = jsonschema::draft202012::new(&schema).expect("a valid schema");
+    let text =
+        std::fs::read_to_string(reports.path().join("messages.ndjson")).expect("messages.ndjson");
+    let envelopes: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON envelope per line"))
+        .collect();
+    for e in &envelopes {
+        let errors: Vec<String> = validator.iter_errors(e).map(|x| x.to_string()).collect();
+        assert!(errors.is_empty(), "{e}: {errors:?}");
+    }
+    // The schema holds: a wrong envelope is refused.
+    assert!(!validator.is_valid(&serde_json::json!({"testStepFinished": {"testStepId": "x"}})));
+    let kinds: Vec<&str> = envelopes
+        .iter()
+        .filter_map(|e| e.as_object()?.keys().next().map(String::as_str))
+        .collect();
+    assert_eq!(kinds.first(), Some(&"meta"));
+    assert_eq!(kinds.last(), Some(&"testRunFinished"));
+    for kind in [
+        "source",
+        "gherkinDocument",
+        "pickle",
+        "testCase",
+        "testCaseStarted",
+    ] {
+        assert!(kinds.contains(&kind), "no {kind}: {kinds:?}");
+    }
+    let statuses: Vec<&str> = envelopes
+        .iter()
+        .filter_map(|e| e["testStepFinished"]["testStepResult"]["status"].as_str())
+        .collect();
+    assert_eq!(statuses, ["PASSED", "FAILED", "SKIPPED", "SKIPPED"]);
+    let failed = envelopes
+        .iter()
+        .find(|e| e["testStepFinished"]["testStepResult"]["status"] == "FAILED")
+        .expect("the failing step");
+    let message = failed["testStepFinished"]["testStepResult"]["message"]
+        .as_str()
+        .expect("its message");
+    assert!(message.contains("hello"), "{message}");
+    let pickle = envelopes
+        .iter()
+        .find(|e| e.get("pickle").is_some())
+        .expect("a pickle");
+    assert_eq!(
+        pickle["pickle"]["name"],
+        "Broken: a wrong answer › Write the greeting"
+    );
+    assert!(
+        envelopes
+            .iter()
+            .any(|e| e["testRunFinished"]["success"] == false)
+    );
+}
