@@ -343,7 +343,7 @@ pub async fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
-    let console = Rc::new(Console::default());
+    let console = Rc::new(Console::new());
     let sink_console = console.clone();
     let summary = runner::run(
         &opts,

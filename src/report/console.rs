@@ -1,27 +1,119 @@
 //! The live console: a line per step as it finishes, failures with their feature line, message and
-//! transcript, and a closing `N passed, N failed` line.
+//! transcript, and a closing `N passed, N failed` line. On a terminal, a live display (indicatif)
+//! sits below those lines: cells done of the total, and a line per running cell with its latest
+//! step; in a CI log (not a terminal) there are only the plain lines.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io::IsTerminal;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use super::Record;
-use crate::model::{Event, Outcome};
+use crate::model::{CellId, Event, Outcome};
 
 /// Prints events to stderr as they come.
 #[derive(Default)]
 pub struct Console {
     record: RefCell<Record>,
+    live: Option<Live>,
+}
+
+/// The live display on a terminal.
+struct Live {
+    multi: MultiProgress,
+    total: ProgressBar,
+    cells: RefCell<HashMap<CellId, ProgressBar>>,
+}
+
+impl Live {
+    fn new() -> Live {
+        let multi = MultiProgress::new();
+        let total = multi.add(ProgressBar::new(0));
+        total.set_style(
+            ProgressStyle::with_template("{spinner} cells {pos}/{len} [{elapsed}] {wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        total.enable_steady_tick(std::time::Duration::from_millis(200));
+        Live {
+            multi,
+            total,
+            cells: RefCell::new(HashMap::new()),
+        }
+    }
+
+    fn cell(&self, cell: &CellId, message: String) {
+        let mut cells = self.cells.borrow_mut();
+        let bar = cells.entry(cell.clone()).or_insert_with(|| {
+            let bar = self.multi.add(ProgressBar::new_spinner());
+            bar.set_style(
+                ProgressStyle::with_template("  {spinner} [{elapsed}] {wide_msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            bar.enable_steady_tick(std::time::Duration::from_millis(200));
+            bar
+        });
+        bar.set_message(message);
+    }
+
+    fn cell_done(&self, cell: &CellId) {
+        if let Some(bar) = self.cells.borrow_mut().remove(cell) {
+            bar.finish_and_clear();
+            self.multi.remove(&bar);
+        }
+        self.total.inc(1);
+    }
+}
+
+/// A line above the live display, or on stderr.
+macro_rules! say {
+    ($console:expr, $($arg:tt)*) => {
+        match &$console.live {
+            Some(live) => live.multi.suspend(|| eprintln!($($arg)*)),
+            None => eprintln!($($arg)*),
+        }
+    };
 }
 
 impl Console {
+    /// A console with a live display when stderr is a terminal.
+    pub fn new() -> Console {
+        Console {
+            record: RefCell::default(),
+            live: std::io::stderr().is_terminal().then(Live::new),
+        }
+    }
+
     pub fn handle(&self, event: &Event) {
         let mut record = self.record.borrow_mut();
         record.apply(event);
+        if let Some(live) = &self.live {
+            match event {
+                Event::RunStarted { cells } => live.total.set_length(cells.len() as u64),
+                Event::CellStarted { cell } => live.cell(cell, format!("{cell}: preparing")),
+                Event::EnvironmentReady { cell, .. } => live.cell(cell, format!("{cell}: running")),
+                Event::StepFinished { cell, step, .. } => live.cell(
+                    cell,
+                    format!(
+                        "{cell}: step {} done ({}), running the next",
+                        step.index, step.name
+                    ),
+                ),
+                Event::CellFinished { cell, .. } => live.cell_done(cell),
+                Event::RunFinished { .. } => live.total.finish_with_message("done"),
+                Event::Captured { .. } => {}
+            }
+        }
         match event {
-            Event::RunStarted { cells } => eprintln!("labcheck: {} cell(s)", cells.len()),
-            Event::CellStarted { cell } => eprintln!("▶ {cell}"),
+            Event::RunStarted { cells } => say!(self, "labcheck: {} cell(s)", cells.len()),
+            Event::CellStarted { cell } => say!(self, "▶ {cell}"),
             Event::Captured { .. } => {}
             Event::EnvironmentReady { cell, setup, .. } => {
-                eprintln!("  {cell}: environment ready in {:.2}s", setup.as_secs_f64())
+                say!(
+                    self,
+                    "  {cell}: environment ready in {:.2}s",
+                    setup.as_secs_f64()
+                )
             }
             Event::StepFinished {
                 cell,
@@ -38,7 +130,8 @@ impl Console {
                     .unwrap_or_default();
                 match outcome {
                     Outcome::Passed => {
-                        eprintln!(
+                        say!(
+                            self,
                             "  ✔ {cell} {}. {} ({:.2}s)",
                             step.index,
                             step.name,
@@ -46,26 +139,35 @@ impl Console {
                         )
                     }
                     Outcome::Failed { line, message } | Outcome::Error { line, message } => {
-                        eprintln!("  ✘ {cell} {}. {}  {path}:{line}", step.index, step.name);
+                        say!(
+                            self,
+                            "  ✘ {cell} {}. {}  {path}:{line}",
+                            step.index,
+                            step.name
+                        );
                         for l in message.lines() {
-                            eprintln!("      {l}");
+                            say!(self, "      {l}");
                         }
                         for t in transcripts {
                             for l in t.render().lines() {
-                                eprintln!("      │ {l}");
+                                say!(self, "      │ {l}");
                             }
                         }
                     }
                     Outcome::NotRun { reason } => {
-                        eprintln!(
+                        say!(
+                            self,
                             "  - {cell} {}. {} (not run: {reason})",
-                            step.index, step.name
+                            step.index,
+                            step.name
                         )
                     }
                     Outcome::NotGraded { reason } => {
-                        eprintln!(
+                        say!(
+                            self,
                             "  - {cell} {}. {} (not graded: {reason})",
-                            step.index, step.name
+                            step.index,
+                            step.name
                         )
                     }
                 }
@@ -78,27 +180,28 @@ impl Console {
                 ..
             } => {
                 if let Some(e) = error {
-                    eprintln!("✘ {cell}: {e}");
+                    say!(self, "✘ {cell}: {e}");
                 }
                 if let Some(k) = kept {
-                    eprintln!("  {cell}: kept at {}", k.display());
+                    say!(self, "  {cell}: kept at {}", k.display());
                     if let Some(name) = k.file_name().filter(|_| k.join("cell.json").exists()) {
                         let name = name.to_string_lossy();
-                        eprintln!(
+                        say!(
+                            self,
                             "  enter it with `labcheck shell {name}`, remove it with `labcheck down {name}`"
                         );
                     }
                 }
-                eprintln!("{} {cell}", if *passed { "✔" } else { "✘" });
+                say!(self, "{} {cell}", if *passed { "✔" } else { "✘" });
             }
             Event::RunFinished {
                 interrupted,
                 duration,
             } => {
                 if *interrupted {
-                    eprintln!("labcheck: run interrupted");
+                    say!(self, "labcheck: run interrupted");
                 }
-                eprintln!("labcheck: {:.1}s", duration.as_secs_f64());
+                say!(self, "labcheck: {:.1}s", duration.as_secs_f64());
             }
         }
     }

@@ -477,10 +477,9 @@ fn tail(text: &str, lines: usize) -> String {
 /// The build's progress on stderr: on a terminal one line rewritten every second, otherwise a
 /// plain line every ten seconds, so CI logs show the build is alive without flooding.
 struct Progress {
-    task: tokio::task::JoinHandle<()>,
+    display: Display,
     what: String,
     started: Instant,
-    tty: bool,
     step: Arc<Mutex<&'static str>>,
 }
 
@@ -492,29 +491,36 @@ impl Progress {
             recipe.version,
             recipe.module_id()
         );
-        let tty = std::io::stderr().is_terminal();
         eprintln!("labcheck: building {what} (go mod tidy, go build)");
         let step = Arc::new(Mutex::new("go mod tidy"));
-        let (line, current) = (what.clone(), Arc::clone(&step));
-        let task = tokio::spawn(async move {
-            let period = Duration::from_secs(if tty { 1 } else { 10 });
-            let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-            loop {
-                tick.tick().await;
-                let secs = started.elapsed().as_secs();
-                let step = current.lock().map_or("go", |s| *s);
-                if tty {
-                    eprint!("\r\x1b[Klabcheck: building {line}: {secs} s ({step})");
-                } else {
+        // On a terminal, a spinner with the elapsed time; in a log, a line every 10 s.
+        let display = if std::io::stderr().is_terminal() {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} building {msg} [{elapsed}]")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            bar.set_message(format!("{what} (go mod tidy)"));
+            bar.enable_steady_tick(Duration::from_millis(200));
+            Display::Spinner(bar)
+        } else {
+            let (line, current) = (what.clone(), Arc::clone(&step));
+            Display::Lines(tokio::spawn(async move {
+                let period = Duration::from_secs(10);
+                let mut tick =
+                    tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+                loop {
+                    tick.tick().await;
+                    let secs = started.elapsed().as_secs();
+                    let step = current.lock().map_or("go", |s| *s);
                     eprintln!("labcheck: building {line}: {secs} s ({step})");
                 }
-            }
-        });
+            }))
+        };
         Progress {
-            task,
+            display,
             what,
             started,
-            tty,
             step,
         }
     }
@@ -524,17 +530,26 @@ impl Progress {
         if let Ok(mut current) = self.step.lock() {
             *current = step;
         }
+        if let Display::Spinner(bar) = &self.display {
+            bar.set_message(format!("{} ({step})", self.what));
+        }
     }
 
     fn finish(self, ok: bool) {
-        self.task.abort();
-        if self.tty {
-            eprint!("\r\x1b[K");
+        match self.display {
+            Display::Spinner(bar) => bar.finish_and_clear(),
+            Display::Lines(task) => task.abort(),
         }
         let secs = self.started.elapsed().as_secs_f64();
         let verb = if ok { "built" } else { "failed to build" };
         eprintln!("labcheck: {verb} {} in {secs:.0} s", self.what);
     }
+}
+
+/// How a build's progress shows.
+enum Display {
+    Spinner(indicatif::ProgressBar),
+    Lines(tokio::task::JoinHandle<()>),
 }
 
 /// Kills a process group when dropped (a build whose run was interrupted). Killing a group that

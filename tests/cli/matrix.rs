@@ -205,3 +205,38 @@ fn shards_together_run_every_cell_once() {
         .code(2)
         .stderr(predicates::str::contains("shard 99/99 has no cells"));
 }
+
+#[test]
+fn a_terminal_gets_a_live_display_and_a_log_plain_lines() {
+    let reports = tempfile::tempdir().expect("reports");
+    let bin = assert_cmd::cargo::cargo_bin("labcheck");
+    let command = format!(
+        "{} run tests/labs/sandbox --report-dir {}",
+        bin.display(),
+        reports.path().display()
+    );
+    // `script` gives the run a pseudo-terminal, as a person's shell would.
+    let Ok(tty) = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+    else {
+        eprintln!("SKIPPED: the live display — no `script` (util-linux) to give a terminal");
+        return;
+    };
+    assert_eq!(tty.status.code(), Some(0));
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    assert!(shown.contains("cells 2/2"), "{shown}");
+    assert!(shown.contains("\u{1b}["), "a live display redraws: {shown}");
+    let log = Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args(["run", "tests/labs/sandbox", "--report-dir"])
+        .arg(reports.path())
+        .output()
+        .expect("labcheck runs");
+    let plain = String::from_utf8_lossy(&log.stderr);
+    assert!(plain.contains("✔ alpha"), "{plain}");
+    assert!(
+        !plain.contains('\u{1b}'),
+        "no terminal codes in a log: {plain}"
+    );
+}
