@@ -80,7 +80,34 @@ enum Inner {
     Existing,
     Kind {
         command: kind::KindCommand,
+        /// Deletes the kind cluster if the cell's future is dropped (an interrupted run).
+        _guard: KindGuard,
     },
+}
+
+/// Deletes a kind cluster when dropped while armed: a cell that was interrupted leaves no kind
+/// cluster behind. Disarmed once the cluster is deleted, or for a kept cell.
+#[derive(Debug)]
+struct KindGuard {
+    command: Option<kind::KindCommand>,
+}
+
+impl KindGuard {
+    fn disarm(&mut self) {
+        self.command = None;
+    }
+}
+
+impl Drop for KindGuard {
+    fn drop(&mut self) {
+        if let Some(c) = self.command.take() {
+            let _ = std::process::Command::new(&c.kind)
+                .args(c.delete_args())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
 }
 
 impl std::fmt::Debug for Cluster {
@@ -98,8 +125,9 @@ impl Cluster {
         match &mut self.inner {
             Inner::Local { processes, .. } => processes.stop().await,
             Inner::Existing => {}
-            Inner::Kind { command } => {
+            Inner::Kind { command, _guard } => {
                 let _ = command.delete().await;
+                _guard.disarm();
             }
         }
     }
@@ -215,14 +243,24 @@ impl ClusterBackend for Kind {
             kubeconfig: env.kubeconfig.clone(),
         };
         command.create().await?;
+        // From here on the cluster exists: an error, or an interrupted run, deletes it.
+        let mut guard = KindGuard {
+            command: Some(command.clone()),
+        };
         let client = client_for(&env.kubeconfig, None).await?;
         let what = format!("kind cluster {}", command.name);
         let version = wait_ready(&client, Duration::from_secs(120), &what).await?;
+        if env.sandbox.keeps() {
+            guard.disarm();
+        }
         Ok(Cluster {
             client,
             version,
             backend: "kind",
-            inner: Inner::Kind { command },
+            inner: Inner::Kind {
+                command,
+                _guard: guard,
+            },
         })
     }
 }
