@@ -1,6 +1,7 @@
 //! What `labcheck mutate` tells: one line per mutant, the diff of every missed one with its
 //! file:line, scores per step and per lab (caught / (caught + missed)), and the files under
-//! `target/labcheck/mutants/`: `outcomes.json`, `caught.txt`, `missed.txt`.
+//! `target/labcheck/mutants/`: `outcomes.json`, `caught.txt`, `missed.txt` and `report.html`
+//! (per version, each step's score and every mutant opening to its diff and what caught it).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -192,5 +193,81 @@ pub fn write(dir: &Path, lab: &Path, results: &[Result]) -> std::io::Result<()> 
         dir.join("missed.txt"),
         text(|r| r.outcome == Outcome::Missed),
     )?;
+    std::fs::write(dir.join("report.html"), html(lab, results))?;
     Ok(())
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The mutation report to drill into: per version and step the score, then each mutant — missed
+/// ones first — opening to its diff and the check that caught it or the reason it is equivalent.
+pub fn html(lab: &Path, results: &[Result]) -> String {
+    let mut out = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>labcheck mutate</title><style>\
+body{{font-family:system-ui,sans-serif;margin:2em;color:#222}}table{{border-collapse:collapse;margin:1em 0}}\
+th,td{{border:1px solid #ccc;padding:.3em .6em;text-align:left}}th{{background:#f3f3f3}}\
+.missed{{background:#fbe3e3}}.caught{{background:#e6f6e6}}.other{{background:#f2f2f2}}\
+pre{{font-size:.85em;white-space:pre-wrap}}summary{{cursor:pointer}}</style></head><body>\
+<h1>labcheck mutate</h1><p><code>{}</code></p>",
+        esc(&lab.display().to_string())
+    );
+    let mut by_label: BTreeMap<&str, Vec<&Result>> = BTreeMap::new();
+    for r in results {
+        by_label.entry(&r.label).or_default().push(r);
+    }
+    for (label, rs) in by_label {
+        out.push_str(&format!(
+            "<h2>istio {}</h2><table><tr><th>step</th><th>caught</th><th>missed</th><th>score</th></tr>",
+            esc(label)
+        ));
+        let mut steps: BTreeMap<usize, Vec<&Result>> = BTreeMap::new();
+        for r in &rs {
+            steps.entry(r.mutant.step).or_default().push(r);
+        }
+        for (step, srs) in &steps {
+            let t = tally(srs.iter().copied());
+            let name = srs.first().map_or("", |r| r.mutant.step_name.as_str());
+            out.push_str(&format!(
+                "<tr><td>{step}. {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(name),
+                t.0,
+                t.1,
+                score(t)
+            ));
+        }
+        out.push_str("</table>");
+        let mut ordered = rs.clone();
+        ordered.sort_by_key(|r| {
+            (
+                !matches!((&r.outcome, &r.equivalent), (Outcome::Missed, None)),
+                r.mutant.lines.0,
+            )
+        });
+        for r in ordered {
+            let class = match (&r.outcome, &r.equivalent) {
+                (Outcome::Missed, None) => "missed",
+                (Outcome::Caught { .. }, _) => "caught",
+                _ => "other",
+            };
+            let mut body = format!("<pre>{}</pre>", esc(&diff(r, lab)));
+            if let Outcome::Caught { line, message } = &r.outcome {
+                body.push_str(&format!(
+                    "<p>caught by the check at {}:{line}</p><pre>{}</pre>",
+                    esc(&lab.display().to_string()),
+                    esc(message)
+                ));
+            }
+            out.push_str(&format!(
+                "<details class=\"{class}\"><summary>{}</summary>{body}</details>",
+                esc(&line(r, Lang::En))
+            ));
+        }
+    }
+    out.push_str("</body></html>\n");
+    out
 }

@@ -71,6 +71,16 @@ fn the_weak_check_misses_and_the_strong_one_catches() {
         missed.contains("replicas: 0") && !missed.contains("shoq"),
         "{missed}"
     );
+    // The HTML report: the missed mutants first, each opening to its diff.
+    let html =
+        std::fs::read_to_string(reports.path().join("mutants/report.html")).expect("report.html");
+    let first = html.find("<details class=\"").expect("mutants");
+    assert!(
+        html[first..].starts_with("<details class=\"missed\">"),
+        "{html}"
+    );
+    assert!(html.contains("caught by the check at") && html.contains("shoq"));
+    assert!(html.contains("<td>0.67</td>"), "{html}");
 }
 
 #[test]
