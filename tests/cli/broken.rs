@@ -232,17 +232,7 @@ fn under_github_actions_a_failure_is_an_annotation_on_its_line() {
 
 #[test]
 fn cucumber_json_has_the_shape_ci_plugins_read() {
-    let reports = tempfile::tempdir().expect("temp dir");
-    Command::cargo_bin("labcheck")
-        .expect("binary")
-        .args([
-            "run",
-            "tests/labs/broken/wrong-answer.feature",
-            "--report-dir",
-        ])
-        .arg(reports.path())
-        .assert()
-        .code(1);
+    let reports = wrong_answer_reports();
     let text =
         std::fs::read_to_string(reports.path().join("cucumber.json")).expect("cucumber.json");
     let features: serde_json::Value = serde_json::from_str(&text).expect("JSON");
@@ -285,17 +275,7 @@ fn cucumber_json_has_the_shape_ci_plugins_read() {
 
 #[test]
 fn messages_ndjson_follows_the_cucumber_messages_schema() {
-    let reports = tempfile::tempdir().expect("temp dir");
-    Command::cargo_bin("labcheck")
-        .expect("binary")
-        .args([
-            "run",
-            "tests/labs/broken/wrong-answer.feature",
-            "--report-dir",
-        ])
-        .arg(reports.path())
-        .assert()
-        .code(1);
+    let reports = wrong_answer_reports();
     // The schema @cucumber/messages 34.2.1 publishes (messages.schema.json, MIT).
     let schema: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string("tests/schemas/cucumber-messages-34.2.1.schema.json")
@@ -356,4 +336,20 @@ fn messages_ndjson_follows_the_cucumber_messages_schema() {
             .iter()
             .any(|e| e["testRunFinished"]["success"] == false)
     );
+}
+
+/// The reports of a run of the wrong-answer lab (exit 1).
+fn wrong_answer_reports() -> tempfile::TempDir {
+    let reports = tempfile::tempdir().expect("temp dir");
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args([
+            "run",
+            "tests/labs/broken/wrong-answer.feature",
+            "--report-dir",
+        ])
+        .arg(reports.path())
+        .assert()
+        .code(1);
+    reports
 }
