@@ -1,13 +1,4 @@
 # language: ja
-# 作成者向けの注記(学習者のページには出ない):
-# このラボ環境は API サーバーだけのクラスターで、istiod の Pod も本物の Envoy もない。そのため採点は
-# マニフェスト・注入結果・静的解析・クラスターの API オブジェクトを見る。
-# kube-inject には istiod がないので、ステップ 3 で適用した ConfigMap から注入設定を取り出して渡す。
-# 元の課題は「3 つすべて(--injectConfigFile、--meshConfigFile、--valuesFile)を渡す必要がある」とするが、
-# この環境で測ると、--injectConfigFile さえあれば --meshConfigFile や --valuesFile を省いても出力は
-# 3 つ渡したときとバイト単位で同じになる(Istio 1.31 と 1.30 で測定)。
-# --injectConfigFile がないときだけ istiod を探して失敗する。そのため採点は、渡したファイルの数ではなく、
-# injected.yaml が採点側で同じ ConfigMap から作った kube-inject の出力と一致するかを見る。
 @istio
 機能: メッシュ導入マニフェストとサイドカーの解剖
   メッシュをインストールするときに実際に何がクラスターに入るのかを確認し、サイドカーが注入されたPodが
@@ -23,6 +14,14 @@
 
   このラボ環境では本物のEnvoyがトラフィックを流しません。そのため採点はマニフェストと静的解析を
   見ます。その代わり、注入結果のマニフェストを解剖する訓練は、実際の環境でもそのまま役立ちます。
+
+  この環境について: API サーバーだけのクラスターで、istiod の Pod も本物の Envoy もありません。
+  kube-inject には istiod がないので、ステップ 3 で適用した ConfigMap から注入設定を取り出して渡します。
+  元の課題は「3 つすべて(--injectConfigFile、--meshConfigFile、--valuesFile)を渡す必要がある」としますが、
+  この環境で測ると、--injectConfigFile さえあれば --meshConfigFile や --valuesFile を省いても出力は
+  3 つ渡したときとバイト単位で同じになります(Istio 1.31 と 1.30 で測定)。--injectConfigFile がないときだけ
+  istiod を探して失敗します。そのため採点は、渡したファイルの数ではなく、injected.yaml が採点側で同じ
+  ConfigMap から作った kube-inject の出力と一致するかを見ます。
 
   背景:
     前提 ラボのディレクトリ "/root/istio" を使う
