@@ -117,13 +117,22 @@ async fn read_limited<R: tokio::io::AsyncRead + Unpin>(stream: Option<R>) -> (Ve
     (buf, cut)
 }
 
-/// Kills a process group when dropped.
+/// Kills a process group when dropped, and reaps its leader (the command's outer process) if the
+/// command was still running: an interrupted run exits right after, and leaves no zombie.
 struct GroupGuard(Option<i32>);
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        if let Some(pgid) = self.0 {
-            unix::kill_group(pgid, libc::SIGKILL);
+        use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+        let Some(pgid) = self.0 else { return };
+        unix::kill_group(pgid, libc::SIGKILL);
+        let leader = nix::unistd::Pid::from_raw(pgid);
+        for _ in 0..50 {
+            match waitpid(leader, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(10)),
+                // Reaped now, or already (the command finished and was waited for).
+                _ => return,
+            }
         }
     }
 }

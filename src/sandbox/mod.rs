@@ -472,6 +472,16 @@ impl Drop for Sandbox {
             .take()
         {
             unix::kill_group(h.pid, libc::SIGKILL);
+            // Reap the holder here (an interrupted run exits right after): no zombie is left
+            // for the machine's init to collect.
+            if let Some(mut child) = h.child {
+                for _ in 0..100 {
+                    if !matches!(child.try_wait(), Ok(None)) {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+            }
             if let Some(c) = &self.cgroup {
                 c.remove_blocking();
             }

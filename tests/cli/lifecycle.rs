@@ -71,8 +71,32 @@ fn sigterm_exits_143_and_removes_the_cells() {
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);
     }
+    let run = child.id();
     assert_eq!(wait(&mut child), Some(143));
     assert!(cells(state.path()).is_empty(), "{:?}", cells(state.path()));
+    // No process of the cell is left: none is in its control group (named after the cell). The
+    // cell's init and a killed command end at once; their exit statuses may wait a moment for the
+    // machine's init to collect them (they were reparented to it), so this waits up to 5 s.
+    let group = format!("labcheck/sleeper-{run}");
+    let in_cell = || -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .expect("/proc")
+            .flatten()
+            .filter(|e| {
+                std::fs::read_to_string(e.path().join("cgroup")).is_ok_and(|c| c.contains(&group))
+            })
+            .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+            .collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !in_cell().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        in_cell().is_empty(),
+        "processes of the cell outlived the run: {:?}",
+        in_cell()
+    );
 }
 
 #[test]
