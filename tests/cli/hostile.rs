@@ -427,3 +427,32 @@ fn output_past_the_cap_is_marked_as_cut() {
         "no transcript marks the cut"
     );
 }
+
+#[test]
+fn a_learner_cannot_mount_make_devices_or_touch_the_kernel() {
+    let trial = Trial::new();
+    let lab = trial.lab(
+        "root-powers.feature",
+        r#"Feature: root powers
+
+  Background:
+    Given the lab directory "/root/powers"
+
+  Scenario: try what only the host's root may do
+    When the learner runs:
+      """
+      mount -t tmpfs x /mnt 2>/dev/null && echo mounted >> /root/powers/done.txt
+      mknod /tmp/disk b 8 0 2>/dev/null && echo device >> /root/powers/done.txt
+      echo 1 > /proc/sys/vm/drop_caches 2>/dev/null && echo kernel >> /root/powers/done.txt
+      ip link add dummy0 type dummy 2>/dev/null && echo network >> /root/powers/done.txt
+      grep ^CapBnd /proc/self/status > /root/powers/caps.txt
+      echo tried >> /root/powers/done.txt
+      """
+    Then the file "/root/powers/done.txt" should have exactly 1 line
+    And the file "/root/powers/done.txt" should contain "tried"
+    And the file "/root/powers/caps.txt" should contain "00000000a00425fb"
+"#,
+    );
+    let out = trial.run(&[lab.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
