@@ -143,15 +143,24 @@ impl Cell {
             .take(ARTIFACTS_MAX)
             .collect();
         drop(seen);
-        changed
-            .into_iter()
-            .filter_map(|path| {
-                let bytes = self.sandbox.read(&path).ok()?;
-                let bytes = &bytes[..bytes.len().min(ARTIFACT_MAX)];
-                let text = std::str::from_utf8(bytes).ok()?.to_owned();
-                Some(Artifact { path, text })
-            })
-            .collect()
+        // One visit to the cell for all of them, reading no more of each than is kept.
+        let read = move || {
+            Ok(changed
+                .into_iter()
+                .filter_map(|path| {
+                    use std::io::Read;
+                    let mut bytes = Vec::new();
+                    std::fs::File::open(&path)
+                        .ok()?
+                        .take(ARTIFACT_MAX as u64)
+                        .read_to_end(&mut bytes)
+                        .ok()?;
+                    let text = String::from_utf8(bytes).ok()?;
+                    Some(Artifact { path, text })
+                })
+                .collect())
+        };
+        self.sandbox.inside(read).unwrap_or_default()
     }
 
     /// Runs a preparation once per cell (Background steps repeat before every scenario).
