@@ -3,16 +3,15 @@
 //! result (`passed`, `failed` with an `error_message`, `skipped`) and a duration in nanoseconds.
 //!
 //! One feature per cell, named `<lab> [istio X]`; one element per step the cell ran, named
-//! `<lab> › <step> [istio X]` as in JUnit. labcheck grades a scenario as a whole, so a failed
-//! scenario's Gherkin steps before the failing line passed, the step at that line failed, and
-//! the rest were skipped. The steps come from the feature file, read again when the report is
-//! written.
+//! `<lab> › <step> [istio X]` as in JUnit. Each Gherkin step carries the verdict recorded when
+//! it ran ([`super::verdicts`], as in the Messages). The steps come from the feature file, read
+//! again when the report is written.
 
 use cucumber::gherkin;
 use serde_json::{Value, json};
 
-use super::{CellRecord, Record, StepRecord, test_name};
-use crate::model::Outcome;
+use super::{CellRecord, Record, StepRecord, gherkin_steps, test_name, verdicts};
+use crate::model::Verdict;
 
 /// The whole run as Cucumber JSON.
 pub fn render(record: &Record) -> String {
@@ -53,30 +52,27 @@ fn tags(names: &[String], line: usize) -> Vec<Value> {
 }
 
 fn element(c: &CellRecord, s: &StepRecord, feature: Option<&gherkin::Feature>) -> Value {
-    let scenario = feature.and_then(|f| {
-        crate::lint::scenarios_in_order(f)
-            .into_iter()
-            .find(|sc| sc.position.line == s.step.line)
-            .cloned()
-    });
-    let (failed_line, message) = match &s.outcome {
-        Outcome::Failed { line, message } | Outcome::Error { line, message } => {
-            (Some(*line), Some(message.as_str()))
-        }
-        _ => (None, None),
+    let found = feature.and_then(|f| gherkin_steps(f, s));
+    let scenario = found.as_ref().map(|(sc, _)| *sc);
+    let (failed_line, message) = match s.outcome.failure() {
+        Some((line, message)) => (Some(line), Some(message)),
+        None => (None, None),
     };
-    let mut state = match &s.outcome {
-        Outcome::Passed | Outcome::Failed { .. } | Outcome::Error { .. } => "passed",
-        Outcome::NotRun { .. } | Outcome::NotGraded { .. } => "skipped",
-    };
-    let gherkin_steps = scenario.as_ref().map_or(&[][..], |sc| sc.steps.as_slice());
+    let gherkin_steps = scenario.map_or(&[][..], |sc| sc.steps.as_slice());
+    // Verdicts over the Background's steps too (a failure there skips the scenario's); only the
+    // scenario's own steps are elements' steps.
+    let all = found
+        .as_ref()
+        .map(|(_, all)| verdicts(s, all))
+        .unwrap_or_default();
+    let own = &all[all.len().saturating_sub(gherkin_steps.len())..];
     let mut steps = Vec::new();
-    for (i, st) in gherkin_steps.iter().enumerate() {
-        let mut result = json!({"status": state, "duration": 0});
-        if failed_line == Some(st.position.line) {
-            result = json!({"status": "failed", "duration": 0, "error_message": message.unwrap_or_default()});
-            state = "skipped";
-        }
+    for (i, (st, verdict)) in gherkin_steps.iter().zip(own).enumerate() {
+        let mut result = match verdict {
+            Verdict::Passed => json!({"status": "passed", "duration": 0}),
+            Verdict::Failed(m) => json!({"status": "failed", "duration": 0, "error_message": m}),
+            Verdict::Skipped => json!({"status": "skipped", "duration": 0}),
+        };
         if i == 0 && result["status"] != "skipped" {
             result["duration"] = json!(s.duration.as_nanos() as u64);
         }

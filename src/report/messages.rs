@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use cucumber::gherkin;
 use serde_json::{Value, json};
 
-use super::{CellRecord, Record, StepRecord, test_name};
+use super::{CellRecord, Record, StepRecord, gherkin_steps, test_name, verdicts};
 use crate::model::{Lang, Verdict};
 
 /// The protocol version these messages follow (the schema the tests validate against).
@@ -185,26 +185,9 @@ fn cell_step(
     s: &StepRecord,
     clock: &mut SystemTime,
 ) {
-    let scenarios = crate::lint::scenarios_in_order(feature);
-    let Some(sc) = scenarios.iter().find(|sc| sc.position.line == s.step.line) else {
+    let Some((sc, gherkin_steps)) = gherkin_steps(feature, s) else {
         return;
     };
-    let rule_background = feature
-        .rules
-        .iter()
-        .find(|r| {
-            r.scenarios
-                .iter()
-                .any(|x| x.position.line == sc.position.line)
-        })
-        .and_then(|r| r.background.as_ref());
-    let gherkin_steps: Vec<&gherkin::Step> = feature
-        .background
-        .iter()
-        .chain(rule_background)
-        .flat_map(|b| &b.steps)
-        .chain(&sc.steps)
-        .collect();
     let pickle_id = format!("{};{}", c.id.slug(), sc.position.line);
     let pickle_steps: Vec<Value> = gherkin_steps
         .iter()
@@ -253,40 +236,17 @@ fn cell_step(
         "timestamp": timestamp(*clock),
     }}));
     let share = s.duration / (gherkin_steps.len().max(1) as u32);
-    let mut failed_before = false;
-    for (i, st) in gherkin_steps.iter().enumerate() {
+    for (i, verdict) in verdicts(s, &gherkin_steps).into_iter().enumerate() {
         let step_id = format!("{pickle_id};t{i}");
         out.push(json!({"testStepStarted": {
             "testCaseStartedId": started_id,
             "testStepId": step_id,
             "timestamp": timestamp(*clock),
         }}));
-        let verdict = s
-            .checks
-            .iter()
-            .find(|k| k.line == st.position.line)
-            .map(|k| &k.verdict);
-        let mut result = match verdict {
-            Some(Verdict::Passed) => json!({"status": "PASSED"}),
-            Some(Verdict::Failed(message)) => json!({"status": "FAILED", "message": message}),
-            Some(Verdict::Skipped) | None => json!({"status": "SKIPPED"}),
-        };
-        // A failure outside the recorded checks (an older record): on the failing line.
-        if let Some((line, message)) = s.outcome.failure()
-            && line == st.position.line
-            && verdict.is_none()
-        {
-            result = json!({"status": "FAILED", "message": message});
-        }
-        if result["status"] == "FAILED" {
-            failed_before = true;
-        } else if failed_before {
-            result = json!({"status": "SKIPPED"});
-        }
-        let took = if result["status"] == "SKIPPED" {
-            Duration::ZERO
-        } else {
-            share
+        let (mut result, took) = match verdict {
+            Verdict::Passed => (json!({"status": "PASSED"}), share),
+            Verdict::Failed(message) => (json!({"status": "FAILED", "message": message}), share),
+            Verdict::Skipped => (json!({"status": "SKIPPED"}), Duration::ZERO),
         };
         *clock += took;
         result["duration"] = duration(took);

@@ -309,6 +309,67 @@ impl Record {
     }
 }
 
+/// The scenario of `feature` that a recorded step ran (by its line), and the Gherkin steps it ran
+/// in order: the Background's (the Feature's, then its Rule's), then its own.
+pub fn gherkin_steps<'f>(
+    feature: &'f cucumber::gherkin::Feature,
+    s: &StepRecord,
+) -> Option<(
+    &'f cucumber::gherkin::Scenario,
+    Vec<&'f cucumber::gherkin::Step>,
+)> {
+    let scenario = crate::lint::scenarios_in_order(feature)
+        .into_iter()
+        .find(|sc| sc.position.line == s.step.line)?;
+    let rule_background = feature
+        .rules
+        .iter()
+        .find(|r| {
+            r.scenarios
+                .iter()
+                .any(|x| x.position.line == scenario.position.line)
+        })
+        .and_then(|r| r.background.as_ref());
+    let steps = feature
+        .background
+        .iter()
+        .chain(rule_background)
+        .flat_map(|b| &b.steps)
+        .chain(&scenario.steps)
+        .collect();
+    Some((scenario, steps))
+}
+
+/// How each of `steps` (a recorded step's Gherkin steps, in the order they ran) went: its
+/// recorded verdict; without one (a record without verdicts), failed at the outcome's failing
+/// line, skipped when the step did not run, passed otherwise. Every step after a failure is
+/// skipped.
+pub fn verdicts(s: &StepRecord, steps: &[&cucumber::gherkin::Step]) -> Vec<crate::model::Verdict> {
+    use crate::model::Verdict;
+    let ran = !matches!(
+        s.outcome,
+        Outcome::NotRun { .. } | Outcome::NotGraded { .. }
+    );
+    let failure = s.outcome.failure();
+    let mut failed = false;
+    steps
+        .iter()
+        .map(|st| {
+            let line = st.position.line;
+            let verdict = match s.checks.iter().find(|k| k.line == line) {
+                _ if failed || !ran => Verdict::Skipped,
+                Some(k) => k.verdict.clone(),
+                None => match failure {
+                    Some((l, message)) if l == line => Verdict::Failed(message.to_owned()),
+                    _ => Verdict::Passed,
+                },
+            };
+            failed |= matches!(verdict, Verdict::Failed(_));
+            verdict
+        })
+        .collect()
+}
+
 /// A cell's transcripts, step by step.
 pub fn transcript_text(c: &CellRecord) -> String {
     let mut out = format!("# {}\n", c.id);
