@@ -422,11 +422,7 @@ pub fn reap_stale(state_dir: &Path) {
             if path.join("cell.json").exists() {
                 continue;
             }
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(pid) = name.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-                continue;
-            };
-            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            if crate::sandbox::left_by_a_gone_run(&e.file_name().to_string_lossy()) {
                 let _ = std::fs::remove_dir_all(&path);
             }
         }

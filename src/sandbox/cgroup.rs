@@ -74,13 +74,7 @@ impl Cgroup {
             peak: None,
             kill: None,
         };
-        let under = |hierarchy: &str, key: &str| {
-            let base = own.iter().find(|(k, _)| k == key).map(|(_, p)| p.as_str());
-            root.join(hierarchy)
-                .join(base.unwrap_or("/").trim_start_matches('/'))
-                .join(PARENT)
-                .join(name)
-        };
+        let under = |hierarchy: &str, key: &str| v1_parent(&own, hierarchy, key).join(name);
         let memory = under("memory", "memory");
         group.make(&memory)?;
         write(&memory, "memory.limit_in_bytes", limits.memory)?;
@@ -198,33 +192,34 @@ fn own_groups() -> Vec<(String, String)> {
         .collect()
 }
 
+/// The directory that holds the cells' groups in a v1 hierarchy (or the unified one, `key` ""):
+/// [`PARENT`] under this process's own group there (`own` from [`own_groups`]).
+fn v1_parent(own: &[(String, String)], hierarchy: &str, key: &str) -> PathBuf {
+    let base = own.iter().find(|(k, _)| k == key).map(|(_, p)| p.as_str());
+    Path::new(ROOT)
+        .join(hierarchy)
+        .join(base.unwrap_or("/").trim_start_matches('/'))
+        .join(PARENT)
+}
+
 /// Removes the groups that cells of labcheck processes that are gone left behind (a run killed
 /// outright, whose processes died with it). Groups are named `<cell>-<pid>`. A group that still
 /// has processes belongs to a kept cell, of this state directory or another: the kernel refuses
 /// to remove it, and it stays.
 pub fn reap_stale() {
-    let root = Path::new(ROOT);
     let own = own_groups();
-    let mut parents = vec![root.join(PARENT)];
-    for (hierarchy, key) in [("memory", "memory"), ("pids", "pids"), ("unified", "")] {
-        if let Some((_, base)) = own.iter().find(|(k, _)| k == key) {
-            parents.push(
-                root.join(hierarchy)
-                    .join(base.trim_start_matches('/'))
-                    .join(PARENT),
-            );
-        }
-    }
+    let parents = [
+        Path::new(ROOT).join(PARENT),
+        v1_parent(&own, "memory", "memory"),
+        v1_parent(&own, "pids", "pids"),
+        v1_parent(&own, "unified", ""),
+    ];
     for parent in parents {
         let Ok(entries) = std::fs::read_dir(&parent) else {
             continue;
         };
         for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(pid) = name.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-                continue;
-            };
-            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            if super::left_by_a_gone_run(&e.file_name().to_string_lossy()) {
                 let _ = std::fs::remove_dir(e.path());
             }
         }

@@ -539,23 +539,18 @@ fn root_ops(dir: &Path, options: &SandboxOptions) -> Result<Vec<unix::Op>, Sandb
                 optional: false,
             }
         };
-    let optional = |op: unix::Op| match op {
-        unix::Op::Mount {
-            source,
-            target,
-            fstype,
-            flags,
-            data,
-            ..
-        } => unix::Op::Mount {
-            source,
-            target,
-            fstype,
-            flags,
-            data,
-            optional: true,
-        },
-        other => other,
+    let optional = |mut op: unix::Op| {
+        if let unix::Op::Mount { optional, .. } = &mut op {
+            *optional = true;
+        }
+        op
+    };
+    // A bind mount made read-only: the bind, then its remount.
+    let read_only = |source: &str, target: CString, flags| {
+        [
+            mount(Some(source), target.clone(), None, MS_BIND | flags, None),
+            mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY, None),
+        ]
     };
     let mut ops = vec![
         mount(None, cstring("/"), None, MS_REC | MS_PRIVATE, None),
@@ -669,20 +664,8 @@ fn root_ops(dir: &Path, options: &SandboxOptions) -> Result<Vec<unix::Op>, Sandb
         "/proc/bus",
         "/proc/fs",
     ] {
-        ops.push(optional(mount(
-            Some(&root.join(&knob[1..]).display().to_string()),
-            at(knob),
-            None,
-            MS_BIND | MS_REC,
-            None,
-        )));
-        ops.push(optional(mount(
-            None,
-            at(knob),
-            None,
-            MS_BIND | MS_REMOUNT | MS_RDONLY,
-            None,
-        )));
+        let source = root.join(&knob[1..]).display().to_string();
+        ops.extend(read_only(&source, at(knob), MS_REC).map(optional));
     }
     for secret in [
         "/proc/kcore",
@@ -731,20 +714,7 @@ fn root_ops(dir: &Path, options: &SandboxOptions) -> Result<Vec<unix::Op>, Sandb
     for (name, path) in &options.tools {
         let target = at(&format!("{SHARE}/bin/{name}"));
         ops.push(unix::Op::Touch(target.clone()));
-        ops.push(mount(
-            Some(&path.display().to_string()),
-            target.clone(),
-            None,
-            MS_BIND,
-            None,
-        ));
-        ops.push(mount(
-            None,
-            target,
-            None,
-            MS_BIND | MS_REMOUNT | MS_RDONLY,
-            None,
-        ));
+        ops.extend(read_only(&path.display().to_string(), target, 0));
     }
     Ok(ops)
 }
@@ -766,6 +736,15 @@ impl Network {
         .join()
         .unwrap_or_else(|_| Err(io::Error::other("network thread panicked")))
     }
+}
+
+/// Whether a cell's directory or group named `name` (`<cell>-<pid>`, as every run names them) was
+/// left by a labcheck process that is gone.
+pub fn left_by_a_gone_run(name: &str) -> bool {
+    let Some(pid) = name.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+        return false;
+    };
+    pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// Whether a path a lab names has no `.` or `..` in it (compared as text, `/root/../var` would
