@@ -199,10 +199,7 @@ fn under_github_actions_a_failure_is_an_annotation_on_its_line() {
     let reports = tempfile::tempdir().expect("temp dir");
     let step_summary = reports.path().join("step-summary.md");
     std::fs::write(&step_summary, "# earlier step\n").expect("summary file");
-    Command::cargo_bin("labcheck")
-        .expect("binary")
-        .args(["run", "tests/labs/broken/wrong-answer.feature", "--report-dir"])
-        .arg(reports.path())
+    wrong_answer(reports.path())
         .env("GITHUB_ACTIONS", "true")
         .env("GITHUB_STEP_SUMMARY", &step_summary)
         .timeout(std::time::Duration::from_secs(60))
@@ -216,14 +213,7 @@ fn under_github_actions_a_failure_is_an_annotation_on_its_line() {
     assert!(summary.starts_with("# earlier step\n"), "{summary}");
     assert!(summary.contains("Write the greeting"), "{summary}");
     // Outside GitHub Actions, no workflow commands.
-    Command::cargo_bin("labcheck")
-        .expect("binary")
-        .args([
-            "run",
-            "tests/labs/broken/wrong-answer.feature",
-            "--report-dir",
-        ])
-        .arg(reports.path())
+    wrong_answer(reports.path())
         .env_remove("GITHUB_ACTIONS")
         .assert()
         .code(1)
@@ -338,18 +328,22 @@ fn messages_ndjson_follows_the_cucumber_messages_schema() {
     );
 }
 
-/// The reports of a run of the wrong-answer lab (exit 1).
-fn wrong_answer_reports() -> tempfile::TempDir {
-    let reports = tempfile::tempdir().expect("temp dir");
-    Command::cargo_bin("labcheck")
-        .expect("binary")
+/// A run of the wrong-answer lab writing its reports to `reports`.
+fn wrong_answer(reports: &std::path::Path) -> Command {
+    let mut command = Command::cargo_bin("labcheck").expect("binary");
+    command
         .args([
             "run",
             "tests/labs/broken/wrong-answer.feature",
             "--report-dir",
         ])
-        .arg(reports.path())
-        .assert()
-        .code(1);
+        .arg(reports);
+    command
+}
+
+/// The reports of a run of the wrong-answer lab (exit 1).
+fn wrong_answer_reports() -> tempfile::TempDir {
+    let reports = tempfile::tempdir().expect("temp dir");
+    wrong_answer(reports.path()).assert().code(1);
     reports
 }
