@@ -7,6 +7,7 @@ use cucumber::gherkin;
 
 use crate::lint::tags;
 use crate::model::{Lab, Lang};
+use crate::report::esc;
 
 /// What `render` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -263,13 +264,6 @@ impl Page {
 const STYLE: &str = "body{font-family:sans-serif;max-width:52em;margin:2em auto;line-height:1.6;padding:0 1em}\
 h2{border-bottom:1px solid #ccc;margin-top:2em}pre{background:#f4f4f4;padding:.8em;overflow-x:auto}\
 details{background:#fffbe6;padding:.4em .8em;margin:.6em 0}summary{cursor:pointer;font-weight:bold}";
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 #[cfg(test)]
 mod tests {

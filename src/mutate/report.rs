@@ -8,6 +8,7 @@ use std::path::Path;
 
 use super::{Outcome, Result};
 use crate::model::Lang;
+use crate::report::esc;
 
 /// One line for a finished mutant.
 pub fn line(r: &Result, lang: Lang) -> String {
@@ -195,13 +196,6 @@ pub fn write(dir: &Path, lab: &Path, results: &[Result]) -> std::io::Result<()> 
     )?;
     std::fs::write(dir.join("report.html"), html(lab, results))?;
     Ok(())
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// The mutation report to drill into: per version and step the score, then each mutant — missed

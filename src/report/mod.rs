@@ -370,6 +370,14 @@ pub fn verdicts(s: &StepRecord, steps: &[&cucumber::gherkin::Step]) -> Vec<crate
         .collect()
 }
 
+/// `s` as HTML text (also inside a quoted attribute).
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 /// A cell's transcripts, step by step.
 pub fn transcript_text(c: &CellRecord) -> String {
     let mut out = format!("# {}\n", c.id);

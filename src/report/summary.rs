@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{CellRecord, Record, StepRecord};
+use super::{CellRecord, Record, StepRecord, esc};
 use crate::model::{Lab, LabStep, Outcome, StepKind};
 
 /// One lab's matrix.
@@ -151,13 +151,6 @@ pub fn markdown(record: &Record) -> String {
     out
 }
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// The report a person drills into: a header with the run's counts, a table per lab (steps ×
 /// versions) whose entries open to the step's checks, its failure (expected / found, file:line)
 /// and its commands' transcripts, and each version's toolchain folded away. Self-contained: inline
@@ -227,7 +220,7 @@ pre{background:#fff;border:1px solid #ddd;padding:.4em}.tools{font-size:.85em;co
         }
         out.push_str("</tr></table>");
     }
-    out.push_str(&versions_html(record));
+    out.push_str(&super::versions::html(record));
     out.push_str(&format!(
         "<p>Total time {:.1}s</p><script>var d=location.hash&&document.getElementById(decodeURIComponent(location.hash.slice(1)));if(d){{d.open=true;d.scrollIntoView();}}</script></body></html>\n",
         record.duration.as_secs_f64()
@@ -302,34 +295,4 @@ fn peak(bytes: Option<u64>, prefix: &str) -> String {
     bytes.map_or(String::new(), |b| {
         format!("{prefix}{:.0} MiB", b as f64 / f64::from(1 << 20))
     })
-}
-
-/// What differs between Istio versions, each difference folded open to its changed lines.
-fn versions_html(record: &Record) -> String {
-    use super::versions;
-    if !versions::ran_on_several_versions(record) {
-        return String::new();
-    }
-    let diffs = versions::differences(record);
-    let mut out = String::from("<h2>What differs between Istio versions</h2>");
-    if diffs.is_empty() {
-        out.push_str(
-            "<p>Nothing: every step left the same files and printed the same output on every \
-             version (versions, image tags, timestamps and object ids aside).</p>",
-        );
-        return out;
-    }
-    for d in &diffs {
-        out.push_str(&format!(
-            "<details><summary>{} › {} — <code>{}</code>: {} → {}: {}</summary><pre>{}</pre></details>",
-            esc(&d.lab),
-            esc(&d.step),
-            esc(&d.what),
-            esc(&d.from),
-            esc(&d.to),
-            esc(&versions::counts(d)),
-            esc(&d.excerpt.join("\n"))
-        ));
-    }
-    out
 }

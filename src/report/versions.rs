@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{CellRecord, Record};
+use super::{CellRecord, Record, esc};
 
 /// One thing that differs between two versions of one step.
 #[derive(Clone, Debug, PartialEq)]
@@ -164,18 +164,19 @@ fn differ(sides: (Option<&str>, Option<&str>)) -> Option<Difference> {
     }
 }
 
+const TITLE: &str = "What differs between Istio versions";
+const NOTHING: &str = "Nothing: every step left the same files and printed the same output on \
+                       every version (versions, image tags, timestamps and object ids aside).";
+
 /// The differences as a Markdown section (empty when no lab ran on two versions).
 pub fn markdown(record: &Record) -> String {
     if !ran_on_several_versions(record) {
         return String::new();
     }
     let diffs = differences(record);
-    let mut out = String::from("\n## What differs between Istio versions\n\n");
+    let mut out = format!("\n## {TITLE}\n\n");
     if diffs.is_empty() {
-        out.push_str(
-            "Nothing: every step left the same files and printed the same output on every \
-             version (versions, image tags, timestamps and object ids aside).\n",
-        );
+        out.push_str(&format!("{NOTHING}\n"));
         return out;
     }
     for d in &diffs {
@@ -195,6 +196,33 @@ pub fn markdown(record: &Record) -> String {
             }
             out.push_str("  ```\n");
         }
+    }
+    out
+}
+
+/// The differences as an HTML section, each folded open to its changed lines (empty when no lab
+/// ran on two versions).
+pub fn html(record: &Record) -> String {
+    if !ran_on_several_versions(record) {
+        return String::new();
+    }
+    let diffs = differences(record);
+    let mut out = format!("<h2>{TITLE}</h2>");
+    if diffs.is_empty() {
+        out.push_str(&format!("<p>{NOTHING}</p>"));
+        return out;
+    }
+    for d in &diffs {
+        out.push_str(&format!(
+            "<details><summary>{} › {} — <code>{}</code>: {} → {}: {}</summary><pre>{}</pre></details>",
+            esc(&d.lab),
+            esc(&d.step),
+            esc(&d.what),
+            esc(&d.from),
+            esc(&d.to),
+            esc(&counts(d)),
+            esc(&d.excerpt.join("\n"))
+        ));
     }
     out
 }
