@@ -408,31 +408,34 @@ fn check_steps(path: &Path, origin: &Path, feature: &gherkin::Feature, lang: Lan
         hint: Some(format!("e.g. {example}")),
         grades_nothing: false,
     };
-    if let Some(v) = tags::value(&feature.tags, tags::MEMORY)
-        && crate::sandbox::cgroup::parse_size(v).is_none()
-    {
-        problems.push(limit_problem("memory", v, "@memory=8GiB"));
-    }
-    if let Some(v) = tags::value(&feature.tags, tags::PIDS)
-        && v.parse::<u64>().is_err()
-    {
-        problems.push(limit_problem("pids", v, "@pids=8192"));
+    if let Err(bad) = limits(feature) {
+        for (tag, v, example) in bad {
+            problems.push(limit_problem(tag, v, example));
+        }
     }
     problems
 }
 
-/// The limits of a lab's cells: the defaults, raised by the Feature's tags.
-fn limits(feature: &gherkin::Feature) -> crate::sandbox::Limits {
+/// The limits of a lab's cells: the defaults, raised by the Feature's tags; or the tags whose
+/// values are no number (tag, value, an example).
+fn limits(
+    feature: &gherkin::Feature,
+) -> Result<crate::sandbox::Limits, Vec<(&'static str, &str, &'static str)>> {
     let mut limits = crate::sandbox::Limits::default();
-    if let Some(m) =
-        tags::value(&feature.tags, tags::MEMORY).and_then(crate::sandbox::cgroup::parse_size)
-    {
-        limits.memory = m;
+    let mut bad = Vec::new();
+    if let Some(v) = tags::value(&feature.tags, tags::MEMORY) {
+        match crate::sandbox::cgroup::parse_size(v) {
+            Some(m) => limits.memory = m,
+            None => bad.push(("memory", v, "@memory=8GiB")),
+        }
     }
-    if let Some(p) = tags::value(&feature.tags, tags::PIDS).and_then(|v| v.parse().ok()) {
-        limits.pids = p;
+    if let Some(v) = tags::value(&feature.tags, tags::PIDS) {
+        match v.parse() {
+            Ok(p) => limits.pids = p,
+            Err(_) => bad.push(("pids", v, "@pids=8192")),
+        }
     }
-    limits
+    if bad.is_empty() { Ok(limits) } else { Err(bad) }
 }
 
 /// The scenarios of a feature (rules included), in file order.
@@ -597,7 +600,8 @@ fn to_lab(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Lab {
         lang,
         steps,
         source: None,
-        limits: limits(feature),
+        // A lab reaches here only when lint found no problem, its limit tags included.
+        limits: limits(feature).unwrap_or_default(),
         id: path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
