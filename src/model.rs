@@ -14,6 +14,14 @@ pub enum Lang {
 }
 
 impl Lang {
+    /// The Gherkin language code (`# language: ja`).
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::Ja => "ja",
+        }
+    }
+
     /// Picks the text for this language.
     pub fn pick<'a>(self, en: &'a str, ja: &'a str) -> &'a str {
         match self {

@@ -166,7 +166,7 @@ fn document(uri: &str, f: &gherkin::Feature, lang: Lang) -> Value {
         "feature": {
             "location": location(f.position),
             "tags": tags(uri, &f.tags, f.position.line),
-            "language": match lang { Lang::En => "en", Lang::Ja => "ja" },
+            "language": lang.code(),
             "keyword": f.keyword,
             "name": f.name,
             "description": f.description.clone().unwrap_or_default(),
@@ -208,7 +208,7 @@ fn cell_step(
         "id": pickle_id,
         "uri": uri,
         "name": test_name(c, s),
-        "language": match c.lab.lang { Lang::En => "en", Lang::Ja => "ja" },
+        "language": c.lab.lang.code(),
         "steps": pickle_steps,
         "tags": s.step.tags.iter().map(|t| json!({
             "name": format!("@{}", t.trim_start_matches('@')),
