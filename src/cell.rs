@@ -37,6 +37,9 @@ pub struct Cell {
     /// The files of the lab's directories as last seen (size, modification time), so each step
     /// reports only what it changed.
     seen: Mutex<HashMap<PathBuf, (u64, i64, i64)>>,
+    /// The fixtures the cell's steps copied in, as found in the repository (checkpoints record
+    /// their digests).
+    fixtures: Mutex<Vec<PathBuf>>,
 }
 
 /// What grading made of the current step's checks.
@@ -70,7 +73,45 @@ impl Cell {
             error: Mutex::new(None),
             tally: Mutex::new(Tally::default()),
             seen: Mutex::new(HashMap::new()),
+            fixtures: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The preparations made so far (lab directories, fixtures, the working directory), for a
+    /// checkpoint.
+    pub fn prepared(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self
+            .prepared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    /// The fixtures copied in so far, as found in the repository.
+    pub fn fixtures(&self) -> Vec<PathBuf> {
+        self.fixtures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Makes a cell started from a checkpoint carry on as the checkpointed one would: its
+    /// preparations are done, its fixtures known, and the files already in the lab's directories
+    /// are not reported again as the next step's.
+    pub fn resume(&self, prepared: &[String], fixtures: &[PathBuf]) {
+        self.prepared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(prepared.iter().cloned());
+        self.fixtures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(fixtures.iter().cloned());
+        let _ = self.take_artifacts();
     }
 
     /// Records that a check of the current step could not be evaluated (a harness error).
@@ -79,6 +120,14 @@ impl Cell {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get_or_insert(e);
+    }
+
+    /// Whether a check of the current step could not be evaluated.
+    pub fn has_check_error(&self) -> bool {
+        self.error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
     }
 
     /// The check error of the step that just ended, if any.
@@ -174,7 +223,12 @@ impl Cell {
     /// Resolves a fixture path named in a lab: relative to the nearest ancestor of the feature
     /// file that holds it.
     pub fn fixture_source(&self, rel: &Path) -> Option<PathBuf> {
-        fixture_source(self.lab.origin(), rel)
+        let found = fixture_source(self.lab.origin(), rel)?;
+        self.fixtures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(found.clone());
+        Some(found)
     }
 }
 

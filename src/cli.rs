@@ -87,7 +87,7 @@ pub enum Command {
         /// The cell's name, or a unique prefix.
         #[arg(required_unless_present = "all")]
         cell: Option<String>,
-        /// Every kept cell.
+        /// Every kept cell, and every checkpoint on disk.
         #[arg(long)]
         all: bool,
     },
@@ -136,6 +136,13 @@ pub struct RunArgs {
     /// exactly one shard.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<runner::Shard>,
+    /// With --step N: replay steps 1..N-1 instead of starting from their checkpoint, and write
+    /// the checkpoints anew.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Replay every step a cell needs: no cell starts from a checkpoint.
+    #[arg(long)]
+    pub no_checkpoints: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -323,6 +330,11 @@ pub async fn run(args: RunArgs) -> i32 {
     opts.step = args.step;
     opts.shard = args.shard;
     opts.report_dir = args.report_dir.clone();
+    // The author's loop: start from the last step's checkpoint, and leave one for the next try.
+    opts.resume = args.step.is_some();
+    opts.checkpoint_all = args.step.is_some();
+    opts.fresh = args.fresh;
+    opts.checkpoints = !args.no_checkpoints;
     let setup = tool_setup_for(&args.paths);
     match &setup {
         Ok((_, versions)) => opts.istio = matrix(versions, &args.istio),
@@ -785,6 +797,10 @@ async fn down(name: Option<&str>, all: bool) -> i32 {
                 code = 2;
             }
         }
+    }
+    if all {
+        let removed = crate::checkpoint::Store::new(&state).clear();
+        println!("removed {removed} checkpoint(s)");
     }
     code
 }

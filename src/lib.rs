@@ -6,6 +6,7 @@
 //! [`steps`] (the cucumber bindings) → [`runner`] → [`report`].
 
 pub mod cell;
+pub mod checkpoint;
 pub mod checks;
 pub mod cli;
 pub mod cluster;

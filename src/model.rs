@@ -249,6 +249,15 @@ pub enum Verdict {
     Skipped,
 }
 
+/// A cell that started from a checkpoint instead of running the steps before.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Resumed {
+    /// The step (its number in the lab) the checkpoint follows.
+    pub after_step: usize,
+    /// How long copying the checkpoint's files and cluster state took.
+    pub restore: Duration,
+}
+
 /// The toolchain a cell ran with, as shown in reports.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ToolsInfo {
@@ -269,7 +278,13 @@ pub enum Event {
     EnvironmentReady {
         cell: CellId,
         tools: ToolsInfo,
+        /// How long its sandbox and cluster took to start.
         setup: Duration,
+        /// How long the cell, once its turn came, waited for them (none when they started
+        /// ahead of its turn).
+        waited: Duration,
+        /// The checkpoint it started from, if any.
+        resumed: Option<Resumed>,
     },
     StepFinished {
         cell: CellId,

@@ -191,6 +191,14 @@ impl LocalCluster {
         }
     }
 
+    /// What copies etcd's state while it runs.
+    pub fn etcd_state(&self) -> Option<EtcdState> {
+        Some(EtcdState {
+            pid: self.etcd.id()? as i32,
+            data: self.dir.join("etcd"),
+        })
+    }
+
     /// The pids, for a kept cell's record.
     pub fn pids(&self) -> Vec<u32> {
         [self.etcd.id(), self.apiserver.id()]
@@ -237,4 +245,67 @@ async fn wait_http(
 /// How long to wait for the API server.
 pub fn ready_timeout() -> Duration {
     READY_TIMEOUT
+}
+
+/// A running etcd's data directory, and how to copy it consistently.
+#[derive(Clone, Debug)]
+pub struct EtcdState {
+    pid: i32,
+    data: PathBuf,
+}
+
+impl EtcdState {
+    /// Copies etcd's data directory to `to` while etcd is stopped (SIGSTOP, then SIGCONT
+    /// whatever happens): a crash-consistent copy, which etcd restarts from as after a crash
+    /// (every write it acknowledged is in its files).
+    pub async fn copy(&self, to: &Path) -> std::io::Result<()> {
+        let _stopped = Stopped::new(self.pid).await;
+        crate::checkpoint::copy_tree(&self.data, to).await
+    }
+}
+
+/// A process stopped with SIGSTOP until this is dropped.
+struct Stopped(i32);
+
+impl Stopped {
+    /// Stops `pid` and waits (up to a second) until every thread of it has stopped.
+    async fn new(pid: i32) -> Stopped {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGSTOP,
+        );
+        let stopped = Stopped(pid);
+        for _ in 0..1000 {
+            if all_stopped(pid) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        stopped
+    }
+}
+
+/// Whether every thread of `pid` is stopped (state `T` in `/proc/<pid>/task/*/stat`).
+fn all_stopped(pid: i32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return true;
+    };
+    tasks.flatten().all(|t| {
+        std::fs::read_to_string(t.path().join("stat"))
+            .ok()
+            .and_then(|stat| {
+                let (_, rest) = stat.rsplit_once(')')?;
+                rest.split_whitespace().next().map(|s| s == "T" || s == "t")
+            })
+            .unwrap_or(true)
+    })
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.0),
+            nix::sys::signal::Signal::SIGCONT,
+        );
+    }
 }

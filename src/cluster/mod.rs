@@ -132,6 +132,15 @@ impl Cluster {
         }
     }
 
+    /// What copies the cluster's state (etcd's data) for a checkpoint; `None` for backends
+    /// whose state cannot be copied (an existing or kind cluster).
+    pub fn state(&self) -> Option<local::EtcdState> {
+        match &self.inner {
+            Inner::Local { processes, .. } => processes.etcd_state(),
+            Inner::Existing | Inner::Kind { .. } => None,
+        }
+    }
+
     /// Pids of processes that belong to the cluster (kept cells record them).
     pub fn pids(&self) -> Vec<u32> {
         match &self.inner {

@@ -124,6 +124,8 @@ pub fn baseline_options(opts: &MutateOptions, capture: Vec<PathBuf>) -> RunOptio
     run.mistakes = false;
     run.capture = capture;
     run.state_dir = opts.state_dir.clone();
+    // Every mutant starts from the checkpoint of the step before the one it changes.
+    run.checkpoint_all = true;
     run
 }
 
@@ -246,6 +248,7 @@ pub fn mutant_options(
     run.timeout = Some((slowest * 3).max(Duration::from_secs(20)));
     run.state_dir = opts.state_dir.clone();
     run.origin = Some(opts.lab.clone());
+    run.resume = true;
     run
 }
 

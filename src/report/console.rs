@@ -108,11 +108,25 @@ impl Console {
             Event::RunStarted { cells } => say!(self, "labcheck: {} cell(s)", cells.len()),
             Event::CellStarted { cell } => say!(self, "▶ {cell}"),
             Event::Captured { .. } => {}
-            Event::EnvironmentReady { cell, setup, .. } => {
+            Event::EnvironmentReady {
+                cell,
+                setup,
+                waited,
+                resumed,
+                ..
+            } => {
+                let from = resumed.map_or(String::new(), |r| {
+                    format!(
+                        ", from the checkpoint of step {} (restored in {:.2}s)",
+                        r.after_step,
+                        r.restore.as_secs_f64()
+                    )
+                });
                 say!(
                     self,
-                    "  {cell}: environment ready in {:.2}s",
-                    setup.as_secs_f64()
+                    "  {cell}: environment ready in {:.2}s{from}; waited {:.2}s for it",
+                    setup.as_secs_f64(),
+                    waited.as_secs_f64()
                 )
             }
             Event::StepFinished {

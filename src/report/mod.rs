@@ -49,6 +49,12 @@ pub struct CellRecord {
     pub error: Option<String>,
     /// Bytes, when the kernel tells.
     pub peak_memory: Option<u64>,
+    /// The checkpoint the cell started from, if any.
+    #[serde(default)]
+    pub resumed: Option<crate::model::Resumed>,
+    /// How long the cell waited for its sandbox and cluster once its turn came.
+    #[serde(default)]
+    pub waited: Duration,
 }
 
 /// Where a cell's time went.
@@ -179,15 +185,25 @@ impl Record {
                             kept: None,
                             error: None,
                             peak_memory: None,
+                            resumed: None,
+                            waited: Duration::ZERO,
                         },
                     );
                 }
             }
             Event::CellStarted { .. } => {}
-            Event::EnvironmentReady { cell, tools, setup } => {
+            Event::EnvironmentReady {
+                cell,
+                tools,
+                setup,
+                waited,
+                resumed,
+            } => {
                 if let Some(c) = self.cells.get_mut(cell) {
                     c.tools = tools.clone();
                     c.setup = Some(*setup);
+                    c.waited = *waited;
+                    c.resumed = *resumed;
                 }
             }
             Event::StepFinished {

@@ -92,9 +92,11 @@ pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result
         cell: plan.id.clone(),
         tools: Default::default(),
         setup: started.elapsed(),
+        waited: std::time::Duration::ZERO,
+        resumed: None,
     });
     let cell = Arc::new(cell);
-    let (passed, error) = run_scenarios(&plan, cell.clone(), sink.clone()).await;
+    let (passed, error) = run_scenarios(&plan, cell.clone(), sink.clone(), None).await;
     if !matches!(target, GradeTarget::Kept(_)) {
         cell.sandbox.shutdown().await;
         let _ = std::fs::remove_dir_all(&dir);

@@ -7,12 +7,14 @@
 mod adapter;
 pub mod environment;
 mod grade;
+pub mod resume;
 pub mod shard;
 
 pub use environment::{Environment, Needs, Tool};
 pub use grade::{GradeTarget, grade};
 pub use shard::Shard;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -21,12 +23,13 @@ use std::time::{Duration, Instant};
 use cucumber::World as _;
 use cucumber::gherkin;
 use cucumber::tag::Ext as _;
-use futures::{FutureExt, StreamExt};
+use futures::FutureExt;
 
 use crate::cell::Cell;
+use crate::checkpoint::{Checkpoint, Key, Store};
 use crate::cluster::{CellEnv, Cluster};
 use crate::lint::{self, Problem, ReadError, tags};
-use crate::model::{CellId, Event, Lab, Outcome, StepKind};
+use crate::model::{CellId, Event, Lab, Outcome, Resumed, StepKind, ToolsInfo};
 use crate::sandbox::{Sandbox, SandboxOptions};
 use crate::steps::{LabWorld, ScenarioContext};
 
@@ -63,6 +66,17 @@ pub struct RunOptions {
     pub origin: Option<PathBuf>,
     /// Run only this shard of the plan (`--shard K/N`).
     pub shard: Option<Shard>,
+    /// Whether cells may start from checkpoints instead of replaying steps (`--no-checkpoints`
+    /// replays every step).
+    pub checkpoints: bool,
+    /// Main cells start from the latest checkpoint of their steps on disk (`run --step N`,
+    /// mutants).
+    pub resume: bool,
+    /// Checkpoints on disk are not used, and those the run writes replace them (`--fresh`).
+    pub fresh: bool,
+    /// A checkpoint after every passing step of a main cell (`run --step N`, a mutation run's
+    /// baseline), not only those another cell of the run starts from.
+    pub checkpoint_all: bool,
 }
 
 impl RunOptions {
@@ -83,6 +97,10 @@ impl RunOptions {
             capture: Vec::new(),
             origin: None,
             shard: None,
+            checkpoints: true,
+            resume: false,
+            fresh: false,
+            checkpoint_all: false,
         }
     }
 }
@@ -122,6 +140,10 @@ pub struct CellPlan {
     pub lab: Arc<Lab>,
     pub lines: Vec<usize>,
     pub needs: Needs,
+    /// The checkpoint the cell starts from (the steps before it are not run).
+    pub resume: Option<resume::Resume>,
+    /// The steps (by line) after which the cell writes a checkpoint, and their keys.
+    pub checkpoints: BTreeMap<usize, Key>,
 }
 
 /// How a run ended.
@@ -238,6 +260,8 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
                     lab: lab.clone(),
                     lines: steps.clone(),
                     needs,
+                    resume: None,
+                    checkpoints: BTreeMap::new(),
                 });
             }
             // `--step N` is an author's loop on the lab's steps; mistakes run in full runs.
@@ -261,6 +285,8 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
                     lab: lab.clone(),
                     lines,
                     needs,
+                    resume: None,
+                    checkpoints: BTreeMap::new(),
                 });
             }
         }
@@ -286,14 +312,46 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
     Ok(cells)
 }
 
+/// What the cells of one run share.
+struct Shared<'a> {
+    opts: &'a RunOptions,
+    env: &'a Environment,
+    sink: Sink,
+    store: Store,
+    slots: Rc<resume::Slots>,
+    /// Cells whose steps run now: `--jobs`.
+    running: tokio::sync::Semaphore,
+    /// Cells that exist (prepared ahead or running): `--jobs` plus those whose clusters start
+    /// before their turn.
+    alive: tokio::sync::Semaphore,
+}
+
+/// How many cells beyond `--jobs` start their sandbox and cluster before their turn: as many as
+/// `--jobs`, fewer when memory is short (a cell with a cluster takes up to 1 GiB).
+fn prepared_ahead(jobs: usize) -> usize {
+    let available = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map_or(0, |kib| (kib >> 20) as usize);
+    jobs.min(available.saturating_sub(jobs))
+}
+
 /// Runs the planned cells, reporting through `sink`; stops early on Ctrl-C or SIGTERM.
 pub async fn run(
     opts: &RunOptions,
     env: &Environment,
-    cells: Vec<CellPlan>,
+    mut cells: Vec<CellPlan>,
     sink: Sink,
 ) -> Summary {
     let started = Instant::now();
+    let store = Store::new(&opts.state_dir);
+    store.reap_partial();
+    let slots = Rc::new(resume::Slots::default());
+    resume::arrange(opts, env, &store, &mut cells, &slots);
     sink(Event::RunStarted {
         cells: cells
             .iter()
@@ -304,10 +362,17 @@ pub async fn run(
         cells: cells.len(),
         ..Summary::default()
     };
-    let all = futures::stream::iter(cells.clone())
-        .map(|c| run_cell(opts, env, c, sink.clone()))
-        .buffer_unordered(opts.jobs.max(1))
-        .collect::<Vec<_>>();
+    let jobs = opts.jobs.max(1);
+    let shared = Shared {
+        opts,
+        env,
+        sink: sink.clone(),
+        store,
+        slots,
+        running: tokio::sync::Semaphore::new(jobs),
+        alive: tokio::sync::Semaphore::new(jobs + prepared_ahead(jobs)),
+    };
+    let all = futures::future::join_all(cells.iter().cloned().map(|c| run_cell(&shared, c)));
     reap_stale(&opts.state_dir);
     crate::sandbox::cgroup::reap_stale();
     let interrupted = tokio::select! {
@@ -430,36 +495,103 @@ pub fn reap_stale(state_dir: &Path) {
 }
 
 /// Runs one cell. `Ok(passed)`, or the harness fault that stopped it.
-async fn run_cell(
-    opts: &RunOptions,
-    env: &Environment,
-    plan: CellPlan,
-    sink: Sink,
-) -> (CellId, Result<bool, String>) {
+async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, String>) {
+    let (opts, sink) = (shared.opts, &shared.sink);
     let id = plan.id.clone();
+    let stopped = |error: Option<String>, reason: &str| {
+        not_run(&plan, sink, &plan.lines, reason);
+        sink(Event::CellFinished {
+            cell: id.clone(),
+            passed: false,
+            kept: None,
+            error: error.clone(),
+            peak_memory: None,
+        });
+        shared.slots.close(plan.checkpoints.values());
+        (id.clone(), error.map_or(Ok(false), Err))
+    };
+    // A cell that starts from another cell's checkpoint waits for it, holding no slot.
+    let checkpoint = match &plan.resume {
+        None => None,
+        Some(r) => match &r.ready {
+            Some(c) => Some(c.clone()),
+            None => match shared.slots.wait(&r.key).await {
+                resume::Slot::Ready(c) => Some(c),
+                resume::Slot::Failed(error) => {
+                    sink(Event::CellStarted { cell: id.clone() });
+                    return stopped(Some(error.clone()), &error);
+                }
+                resume::Slot::Pending | resume::Slot::NotWritten => {
+                    sink(Event::CellStarted { cell: id.clone() });
+                    let reason = format!(
+                        "step {} did not pass in the lab's own cell, and this one starts after it",
+                        r.after.index
+                    );
+                    return stopped(None, &reason);
+                }
+            },
+        },
+    };
+    let Ok(_alive) = shared.alive.acquire().await else {
+        return stopped(Some("the run is closing".to_owned()), "the run is closing");
+    };
     sink(Event::CellStarted { cell: id.clone() });
     let keep = opts.keep || opts.step.is_some();
     let dir = cell_dir(opts, &id);
     let _ = std::fs::remove_dir_all(&dir);
-    let (cell, mut cluster) = match prepare(env, opts, &plan, &dir, keep, &sink).await {
+    // The cell prepares (sandbox, cluster) while it waits for its turn; once its turn comes, it
+    // waits only for what is not ready yet.
+    let (prepared, turn) = futures::join!(
+        async {
+            let prepared = prepare(shared, &plan, checkpoint.as_ref(), &dir, keep).await;
+            (prepared, Instant::now())
+        },
+        async {
+            let permit = shared.running.acquire().await;
+            (permit, Instant::now())
+        }
+    );
+    let ((prepared, ready_at), (_turn, turn_at)) = (prepared, turn);
+    let Prepared {
+        cell,
+        mut cluster,
+        setup,
+        restore,
+    } = match prepared {
         Ok(prepared) => prepared,
         Err(error) => {
-            not_run(&plan, &sink, &plan.lines, &error);
-            sink(Event::CellFinished {
-                cell: id.clone(),
-                passed: false,
-                kept: None,
-                error: Some(error.clone()),
-                peak_memory: None,
-            });
             let _ = std::fs::remove_dir_all(&dir);
-            return (id, Err(error));
+            return stopped(Some(error.clone()), &error);
         }
     };
+    sink(Event::EnvironmentReady {
+        cell: id.clone(),
+        tools: cell_tools(shared.env, &plan, cluster.as_ref()),
+        setup,
+        waited: ready_at.saturating_duration_since(turn_at),
+        resumed: checkpoint.as_ref().map(|c| Resumed {
+            after_step: c.state.step,
+            restore,
+        }),
+    });
     if keep {
         record_kept(&cell, cluster.as_ref());
     }
-    let (passed, error) = run_scenarios(&plan, cell.clone(), sink.clone()).await;
+    let checkpointer = (!plan.checkpoints.is_empty()).then(|| {
+        Rc::new(Checkpointer {
+            store: shared.store.clone(),
+            keys: plan.checkpoints.clone(),
+            etcd: cluster.as_ref().and_then(|c| c.state()),
+            slots: shared.slots.clone(),
+            errors: Default::default(),
+        })
+    });
+    let (passed, mut error) =
+        run_scenarios(&plan, cell.clone(), sink.clone(), checkpointer.clone()).await;
+    shared.slots.close(plan.checkpoints.values());
+    if let Some(e) = checkpointer.and_then(|c| c.errors.borrow_mut().drain(..).next()) {
+        error.get_or_insert(e);
+    }
     if !opts.capture.is_empty() {
         let files = opts
             .capture
@@ -498,16 +630,27 @@ async fn run_cell(
     (id, error.map_or(Ok(passed), Err))
 }
 
-/// Builds a cell: its sandbox, its tools, its cluster.
+/// A cell ready to run its steps.
+struct Prepared {
+    cell: Arc<Cell>,
+    cluster: Option<Cluster>,
+    /// How long the sandbox, the checkpoint's files and the cluster took.
+    setup: Duration,
+    /// How long copying the checkpoint's files and cluster state in took.
+    restore: Duration,
+}
+
+/// Builds a cell: its sandbox, its tools, its cluster — from `checkpoint` when there is one.
 async fn prepare(
-    env: &Environment,
-    opts: &RunOptions,
+    shared: &Shared<'_>,
     plan: &CellPlan,
+    checkpoint: Option<&Checkpoint>,
     dir: &Path,
     keep: bool,
-    sink: &Sink,
-) -> Result<(Arc<Cell>, Option<Cluster>), String> {
+) -> Result<Prepared, String> {
+    let (env, opts) = (shared.env, shared.opts);
     let started = Instant::now();
+    let mut restore = Duration::ZERO;
     let backend = match plan.needs {
         Needs::Sandbox => None,
         Needs::Cluster | Needs::Istio => Some(
@@ -519,6 +662,19 @@ async fn prepare(
     let tools = env.tools_for(plan.needs, &plan.id.label);
     if plan.needs == Needs::Istio && !tools.iter().any(|t| t.name == "istioctl") {
         return Err(format!("no istioctl for Istio {}", plan.id.label));
+    }
+    let restoring = |what: &str, e: std::io::Error| {
+        format!(
+            "cannot start from the checkpoint of step {} ({what}): {e}",
+            checkpoint.map_or(0, |c| c.state.step)
+        )
+    };
+    if let Some(c) = checkpoint {
+        let t = Instant::now();
+        c.restore_files(dir)
+            .await
+            .map_err(|e| restoring("its files", e))?;
+        restore += t.elapsed();
     }
     let options = SandboxOptions {
         keep_alive: keep,
@@ -534,6 +690,11 @@ async fn prepare(
     let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
     cell.discrimination = opts.discrimination;
     cell.timeout = opts.timeout;
+    if let Some(c) = checkpoint {
+        let fixtures: Vec<PathBuf> = c.state.fixtures.iter().map(|(p, _)| p.clone()).collect();
+        cell.sandbox.set_workdir(&c.state.workdir);
+        cell.resume(&c.state.prepared, &fixtures);
+    }
     let cluster = match backend {
         None => None,
         Some(b) => {
@@ -544,6 +705,13 @@ async fn prepare(
                 name: format!("{}-{}", plan.id.slug(), std::process::id()),
             };
             let _ = std::fs::create_dir_all(&cenv.dir);
+            if let Some(c) = checkpoint {
+                let t = Instant::now();
+                c.restore_cluster(&cenv.dir)
+                    .await
+                    .map_err(|e| restoring("its cluster", e))?;
+                restore += t.elapsed();
+            }
             let cluster = b
                 .start(&cenv)
                 .await
@@ -552,17 +720,22 @@ async fn prepare(
             Some(cluster)
         }
     };
+    Ok(Prepared {
+        cell: Arc::new(cell),
+        cluster,
+        setup: started.elapsed(),
+        restore,
+    })
+}
+
+/// The report's view of a cell's toolchain, its cluster included.
+fn cell_tools(env: &Environment, plan: &CellPlan, cluster: Option<&Cluster>) -> ToolsInfo {
     let mut info = env.info(plan.needs, &plan.id.label);
-    if let Some(c) = &cluster {
+    if let Some(c) = cluster {
         info.tools
             .push(("cluster".into(), c.version.clone(), c.backend.into()));
     }
-    sink(Event::EnvironmentReady {
-        cell: plan.id.clone(),
-        tools: info,
-        setup: started.elapsed(),
-    });
-    Ok((Arc::new(cell), cluster))
+    info
 }
 
 /// Writes what `labcheck ps`, `shell`, `grade` and `down` need to find a kept cell.
@@ -604,10 +777,12 @@ pub(crate) async fn run_scenarios(
     plan: &CellPlan,
     cell: Arc<Cell>,
     sink: Sink,
+    checkpointer: Option<Rc<Checkpointer>>,
 ) -> (bool, Option<String>) {
     let lines = plan.lines.clone();
     let feature_path = plan.lab.path.display().to_string();
     let hook_cell = cell.clone();
+    let after_cell = cell.clone();
     let adapter = adapter::Adapter::new(cell.clone(), plan.lab.clone(), sink.clone());
     let cucumber = LabWorld::cucumber::<PathBuf>().max_concurrent_scenarios(1);
     // A failed step stops a run (later steps would cascade); grading looks at every step.
@@ -621,6 +796,21 @@ pub(crate) async fn run_scenarios(
             world.cell = Some(hook_cell.clone());
             world.scenario = scenario_context(&feature_path, scenario);
             async {}.boxed_local()
+        })
+        .after(move |_, _, scenario, finished, _| {
+            // Before the next scenario starts: the cell is as this step left it.
+            let passed = matches!(finished, cucumber::event::ScenarioFinished::StepPassed)
+                && !after_cell.has_check_error();
+            let line = scenario.position.line;
+            let (cell, checkpointer) = (after_cell.clone(), checkpointer.clone());
+            async move {
+                if let Some(c) = checkpointer
+                    && passed
+                {
+                    c.write(&cell, line).await;
+                }
+            }
+            .boxed_local()
         })
         .with_writer(adapter)
         .with_default_cli()
@@ -652,6 +842,37 @@ pub(crate) async fn run_scenarios(
     passed &= missing.is_empty();
     not_run(plan, &sink, &missing, "an earlier step failed");
     (passed, error)
+}
+
+/// Writes a main cell's checkpoints as its steps pass, and hands them to the cells that wait.
+pub(crate) struct Checkpointer {
+    store: Store,
+    /// The steps to checkpoint, by line.
+    keys: BTreeMap<usize, Key>,
+    /// The cluster's state, when the cell has a cluster.
+    etcd: Option<crate::cluster::local::EtcdState>,
+    slots: Rc<resume::Slots>,
+    /// Checkpoints that could not be written (harness faults).
+    errors: std::cell::RefCell<Vec<String>>,
+}
+
+impl Checkpointer {
+    async fn write(&self, cell: &Cell, line: usize) {
+        let Some(key) = self.keys.get(&line) else {
+            return;
+        };
+        let Some(step) = cell.lab.steps.iter().find(|s| s.line == line) else {
+            return;
+        };
+        match self.store.write(key, cell, self.etcd.as_ref(), step).await {
+            Ok(c) => self.slots.fill(key, resume::Slot::Ready(c)),
+            Err(e) => {
+                let error = format!("{}: {e}", cell.id);
+                self.slots.fill(key, resume::Slot::Failed(error.clone()));
+                self.errors.borrow_mut().push(error);
+            }
+        }
+    }
 }
 
 fn scenario_context(feature: &str, scenario: &gherkin::Scenario) -> ScenarioContext {

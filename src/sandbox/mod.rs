@@ -5,7 +5,7 @@
 //! A cell owns one *holder* process. Its child is the init (pid 1) of the cell's own PID, mount,
 //! UTS and IPC namespaces (and, for a local cluster, a network namespace with only `lo`): it mounts
 //! an overlay of the host's `/` (upper layer in the cell directory), a `/proc` of the cell's PID
-//! namespace, a minimal `/dev`, a read-only `/sys`, private `/tmp`, `/run` and `/dev/shm`, hides
+//! namespace, a minimal `/dev`, a read-only `/sys`, a `/tmp` of its own, private `/run` and `/dev/shm`, hides
 //! the harness's state and report directories, and pivots into that root. Learner commands enter
 //! those namespaces, join the cell's control group and keep only a container's capabilities; what
 //! a command leaves running is ended when it ends. When init ends, every process of the cell ends.
@@ -255,6 +255,11 @@ impl Sandbox {
     /// The host directory that holds what the cell's commands wrote (the overlay's upper layer).
     pub fn upper_dir(&self) -> PathBuf {
         self.dir.join("fs/upper")
+    }
+
+    /// The host directory the cell sees as `/tmp`.
+    pub fn tmp_dir(&self) -> PathBuf {
+        self.dir.join("fs/tmp")
     }
 
     /// The most memory the cell used at once (its processes and files in memory), when known.
@@ -688,12 +693,28 @@ fn root_ops(dir: &Path, options: &SandboxOptions) -> Result<Vec<unix::Op>, Sandb
         MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
         None,
     ));
+    // The cell's own /tmp: a directory of the cell (not the host's /tmp, not memory), so a
+    // checkpoint holds what a step left there.
+    let tmp = dir.join("fs/tmp");
+    std::fs::create_dir_all(&tmp).map_err(io_err("cannot create", &tmp))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o1777))
+            .map_err(io_err("cannot set the mode of", &tmp))?;
+    }
     ops.push(mount(
-        Some("tmpfs"),
+        Some(&tmp.display().to_string()),
         at("/tmp"),
-        Some("tmpfs"),
-        MS_NOSUID | MS_NODEV,
-        Some("mode=1777"),
+        None,
+        MS_BIND,
+        None,
+    ));
+    ops.push(mount(
+        None,
+        at("/tmp"),
+        None,
+        MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV,
+        None,
     ));
     // A fresh /run: the host's sockets (a container engine's, the system bus) are not the cell's.
     ops.push(mount(
