@@ -87,10 +87,13 @@ pub enum Command {
         /// The cell's name, or a unique prefix.
         #[arg(required_unless_present = "all")]
         cell: Option<String>,
-        /// Every kept cell, and every checkpoint on disk.
+        /// Every kept cell.
         #[arg(long)]
         all: bool,
     },
+    /// Tear down every kept cell and remove every checkpoint (what `run --step N`, mistakes and
+    /// mutants start from).
+    Clean,
 }
 
 #[derive(Debug, clap::Args)]
@@ -270,6 +273,12 @@ where
         Command::Ps => ps(),
         Command::Shell { cell } => runtime.block_on(shell(&cell)),
         Command::Down { cell, all } => runtime.block_on(down(cell.as_deref(), all)),
+        Command::Clean => runtime.block_on(async {
+            let code = down(None, true).await;
+            let store = crate::checkpoint::Store::new(&runner::default_state_dir());
+            println!("removed {} checkpoint(s)", store.clear());
+            code
+        }),
         Command::Merge { dirs, report_dir } => merge(&dirs, &report_dir),
         Command::Render {
             lab,
@@ -797,10 +806,6 @@ async fn down(name: Option<&str>, all: bool) -> i32 {
                 code = 2;
             }
         }
-    }
-    if all {
-        let removed = crate::checkpoint::Store::new(&state).clear();
-        println!("removed {removed} checkpoint(s)");
     }
     code
 }

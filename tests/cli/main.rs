@@ -2,6 +2,7 @@
 
 mod author;
 mod broken;
+mod checkpoint;
 mod cluster;
 mod honest;
 mod hostile;
