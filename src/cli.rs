@@ -275,8 +275,10 @@ where
         Command::Down { cell, all } => runtime.block_on(down(cell.as_deref(), all)),
         Command::Clean => runtime.block_on(async {
             let code = down(None, true).await;
-            let store = crate::checkpoint::Store::new(&runner::default_state_dir());
+            let state = runner::default_state_dir();
+            let store = crate::checkpoint::Store::new(&state);
             println!("removed {} checkpoint(s)", store.clear());
+            let _ = std::fs::remove_dir_all(state.join("templates"));
             code
         }),
         Command::Merge { dirs, report_dir } => merge(&dirs, &report_dir),
@@ -715,6 +717,7 @@ async fn prepare_environment(
                     etcd: etcd.path,
                     kube_apiserver: apiserver.path,
                 },
+                templates: Some(runner::default_state_dir().join("templates")),
             })
         }
         ClusterKind::Existing => {

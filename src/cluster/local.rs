@@ -237,7 +237,7 @@ async fn wait_http(
             Ok(Err(e)) => last = e.to_string(),
             Err(e) => last = e.to_string(),
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
     Err(last)
 }
@@ -245,6 +245,34 @@ async fn wait_http(
 /// How long to wait for the API server.
 pub fn ready_timeout() -> Duration {
     READY_TIMEOUT
+}
+
+/// Where the bootstrapped etcd data of a cluster made of these binaries is kept under
+/// `templates`: one directory per pair of binaries (path, size, modification time).
+pub fn template(templates: &Path, tools: &LocalTools) -> PathBuf {
+    use sha2::Digest;
+    let identity =
+        crate::checkpoint::identity("cluster", &[tools.etcd.as_path(), &tools.kube_apiserver]);
+    let digest = sha2::Sha256::digest(identity.as_bytes());
+    let name: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    templates.join(name)
+}
+
+/// Keeps the data of a cluster that just bootstrapped as the template `to`; a failure only
+/// means the next cluster bootstraps too.
+pub async fn save_template(etcd: &EtcdState, to: &Path) {
+    let Some(parent) = to.parent() else {
+        return;
+    };
+    let partial = parent.join(format!(".partial-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&partial);
+    if std::fs::create_dir_all(parent).is_ok()
+        && etcd.copy(&partial).await.is_ok()
+        && std::fs::rename(&partial, to).is_ok()
+    {
+        return;
+    }
+    let _ = std::fs::remove_dir_all(&partial);
 }
 
 /// A running etcd's data directory, and how to copy it consistently.

@@ -154,6 +154,9 @@ impl Cluster {
 #[derive(Clone, Debug)]
 pub struct Local {
     pub tools: LocalTools,
+    /// Where a bootstrapped cluster's etcd data is kept, per pair of binaries: a new cluster
+    /// starts from it instead of bootstrapping (namespaces, RBAC roles, priority classes).
+    pub templates: Option<PathBuf>,
 }
 
 impl ClusterBackend for Local {
@@ -163,6 +166,16 @@ impl ClusterBackend for Local {
 
     async fn start(&self, env: &CellEnv<'_>) -> Result<Cluster, ClusterError> {
         let started = Instant::now();
+        let template = self
+            .templates
+            .as_ref()
+            .map(|t| local::template(t, &self.tools));
+        let data = env.dir.join("etcd");
+        // A cell from a checkpoint has its data already; any other starts bootstrapped.
+        let mut bootstrapped = data.exists();
+        if let Some(t) = template.as_ref().filter(|t| !bootstrapped && t.exists()) {
+            bootstrapped = crate::checkpoint::copy_tree(t, &data).await.is_ok();
+        }
         let (mut processes, pki) =
             local::start(env.sandbox, &self.tools, &env.dir, &env.kubeconfig).await?;
         let (client, forward) =
@@ -174,7 +187,12 @@ impl ClusterBackend for Local {
                 }
             };
         let remaining = local::ready_timeout().saturating_sub(started.elapsed());
-        let version = match poll_ready(&client, remaining).await {
+        let readyz = if bootstrapped {
+            READY_BOOTSTRAPPED
+        } else {
+            "/readyz"
+        };
+        let version = match poll_ready(&client, remaining, readyz).await {
             Ok(v) => v,
             Err(detail) => {
                 let detail = format!("{detail}\n{}", processes.apiserver_log_tail());
@@ -186,6 +204,11 @@ impl ClusterBackend for Local {
                 });
             }
         };
+        if let (Some(t), false) = (&template, bootstrapped)
+            && let Some(etcd) = processes.etcd_state()
+        {
+            local::save_template(&etcd, t).await;
+        }
         Ok(Cluster {
             client,
             version,
@@ -358,7 +381,7 @@ pub async fn wait_ready(
     timeout: Duration,
     what: &str,
 ) -> Result<String, ClusterError> {
-    poll_ready(client, timeout)
+    poll_ready(client, timeout, "/readyz")
         .await
         .map_err(|detail| ClusterError::NotReady {
             what: what.to_owned(),
@@ -367,12 +390,23 @@ pub async fn wait_ready(
         })
 }
 
-async fn poll_ready(client: &kube::Client, timeout: Duration) -> Result<String, String> {
+/// The API server's readiness, without the two checks that only say its bootstrap objects are
+/// written — for a cluster whose etcd data has them already (a template or a checkpoint). Both
+/// hooks look for the first time a second after the server starts serving (`wait.Poll`, not
+/// immediate), so waiting for them costs a second and adds nothing.
+const READY_BOOTSTRAPPED: &str = "/readyz?exclude=poststarthook/rbac/bootstrap-roles\
+                                  &exclude=poststarthook/scheduling/bootstrap-system-priority-classes";
+
+async fn poll_ready(
+    client: &kube::Client,
+    timeout: Duration,
+    readyz: &str,
+) -> Result<String, String> {
     use k8s_openapi::api::core::v1::Namespace;
     let started = Instant::now();
     let mut last = String::from("no answer");
     while started.elapsed() < timeout {
-        let readyz = http::Request::get("/readyz")
+        let readyz = http::Request::get(readyz)
             .body(Vec::new())
             .map_err(|e| e.to_string())?;
         match client.request_text(readyz).await {
@@ -393,7 +427,7 @@ async fn poll_ready(client: &kube::Client, timeout: Duration) -> Result<String, 
             Ok(body) => last = body.lines().last().unwrap_or_default().to_owned(),
             Err(e) => last = e.to_string(),
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
     Err(last)
 }

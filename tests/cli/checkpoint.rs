@@ -58,7 +58,10 @@ fn steps(report: &Path) -> (Steps, serde_json::Value) {
 /// Returns the checkpointed run's record.
 fn same_as_replay(args: &[&str]) -> serde_json::Value {
     let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
-    let (forked, replayed) = (tempfile::tempdir().expect("r"), tempfile::tempdir().expect("r"));
+    let (forked, replayed) = (
+        tempfile::tempdir().expect("r"),
+        tempfile::tempdir().expect("r"),
+    );
     for (dir, extra) in [(&forked, None), (&replayed, Some("--no-checkpoints"))] {
         labcheck(state.path())
             .args(args)
@@ -170,7 +173,10 @@ fn step_n_starts_from_step_n_minus_1_while_nothing_before_changed() {
     let _down = Down(state.path());
     let (repo, lab) = repository();
     let first = step3(state.path(), &lab, &[]);
-    assert!(!first.contains(RESUMED), "nothing to start from yet: {first}");
+    assert!(
+        !first.contains(RESUMED),
+        "nothing to start from yet: {first}"
+    );
     assert!(first.contains("1. Leave files behind"), "{first}");
 
     let again = step3(state.path(), &lab, &[]);
@@ -189,14 +195,21 @@ fn step_n_starts_from_step_n_minus_1_while_nothing_before_changed() {
 
     // A changed step 1.
     let text = std::fs::read_to_string(&lab).expect("lab");
-    std::fs::write(&lab, text.replace("echo one > notes.txt", "echo one>notes.txt")).expect("edit");
+    std::fs::write(
+        &lab,
+        text.replace("echo one > notes.txt", "echo one>notes.txt"),
+    )
+    .expect("edit");
     let edited = step3(state.path(), &lab, &[]);
     assert!(!edited.contains(RESUMED), "step 1 changed: {edited}");
 
     // A change after step 2 keeps the checkpoint of step 2.
     let text = std::fs::read_to_string(&lab).expect("lab");
-    std::fs::write(&lab, text.replace("} > report.txt\n    Then", "}>report.txt\n    Then"))
-        .expect("edit");
+    std::fs::write(
+        &lab,
+        text.replace("} > report.txt\n    Then", "}>report.txt\n    Then"),
+    )
+    .expect("edit");
     let later = step3(state.path(), &lab, &[]);
     assert!(later.contains(RESUMED), "only step 3 changed: {later}");
 
