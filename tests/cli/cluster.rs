@@ -148,7 +148,10 @@ async fn existing_cluster_runs_a_lab_against_a_local_cluster() {
         name: "existing-test".into(),
     };
     std::fs::create_dir_all(&env.dir).expect("cluster dir");
-    let mut cluster = Backend::Local(Local { tools })
+    let mut cluster = Backend::Local(Local {
+        tools,
+        templates: None,
+    })
         .start(&env)
         .await
         .expect("local cluster starts");
