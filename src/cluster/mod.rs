@@ -187,12 +187,10 @@ impl ClusterBackend for Local {
                 }
             };
         let remaining = local::ready_timeout().saturating_sub(started.elapsed());
-        let readyz = if bootstrapped {
-            READY_BOOTSTRAPPED
-        } else {
-            "/readyz"
-        };
-        let version = match poll_ready(&client, remaining, readyz).await {
+        // Every readiness check, even from a template: the two bootstrap hooks look for the
+        // first time a second after the server serves (`wait.Poll`), and a lab may read
+        // `/readyz` itself.
+        let version = match poll_ready(&client, remaining).await {
             Ok(v) => v,
             Err(detail) => {
                 let detail = format!("{detail}\n{}", processes.apiserver_log_tail());
@@ -381,7 +379,7 @@ pub async fn wait_ready(
     timeout: Duration,
     what: &str,
 ) -> Result<String, ClusterError> {
-    poll_ready(client, timeout, "/readyz")
+    poll_ready(client, timeout)
         .await
         .map_err(|detail| ClusterError::NotReady {
             what: what.to_owned(),
@@ -390,23 +388,12 @@ pub async fn wait_ready(
         })
 }
 
-/// The API server's readiness, without the two checks that only say its bootstrap objects are
-/// written — for a cluster whose etcd data has them already (a template or a checkpoint). Both
-/// hooks look for the first time a second after the server starts serving (`wait.Poll`, not
-/// immediate), so waiting for them costs a second and adds nothing.
-const READY_BOOTSTRAPPED: &str = "/readyz?exclude=poststarthook/rbac/bootstrap-roles\
-                                  &exclude=poststarthook/scheduling/bootstrap-system-priority-classes";
-
-async fn poll_ready(
-    client: &kube::Client,
-    timeout: Duration,
-    readyz: &str,
-) -> Result<String, String> {
+async fn poll_ready(client: &kube::Client, timeout: Duration) -> Result<String, String> {
     use k8s_openapi::api::core::v1::Namespace;
     let started = Instant::now();
     let mut last = String::from("no answer");
     while started.elapsed() < timeout {
-        let readyz = http::Request::get(readyz)
+        let readyz = http::Request::get("/readyz")
             .body(Vec::new())
             .map_err(|e| e.to_string())?;
         match client.request_text(readyz).await {
