@@ -152,9 +152,9 @@ async fn existing_cluster_runs_a_lab_against_a_local_cluster() {
         tools,
         templates: None,
     })
-        .start(&env)
-        .await
-        .expect("local cluster starts");
+    .start(&env)
+    .await
+    .expect("local cluster starts");
     // The forward on the host's loopback makes this cluster an "existing" one for another run.
     let host_kubeconfig = env.dir.join("host-kubeconfig");
     let path = format!(
