@@ -42,7 +42,8 @@ static NORMALISE: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
             r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
             "<uid>",
         ),
-        (r#"(resourceVersion:\s*['"]?)\d+"#, "$1<rv>"),
+        // YAML (`resourceVersion: "279"`) and JSON (`"resourceVersion": "279"`).
+        (r#"(resourceVersion['"]?:\s*['"]?)\d+"#, "$1<rv>"),
         // Istio and Kubernetes versions: 1.31, v1.35.4, 1.31-dev.eed52ebb, 1.30.8
         (
             r"\bv?1\.\d{2}(\.\d+)?(-[0-9A-Za-z]+(\.[0-9A-Za-z]+)*)?\b",

@@ -1,5 +1,6 @@
 //! Checkpoints: a cell that starts from one ends exactly as a cell that replays the steps before
-//! it (every step's outcome, every artifact, byte for byte); `run --step N` starts from the
+//! it (every step's outcome, every artifact, byte for byte once the values that differ between
+//! any two runs — times, uids, resourceVersions — are replaced); `run --step N` starts from the
 //! checkpoint of step N-1 only while the steps before, their fixtures and the toolchain are
 //! unchanged; `--fresh` replays; the cap holds; `clean` removes them.
 
@@ -43,7 +44,8 @@ fn steps(report: &Path) -> (Steps, serde_json::Value) {
                 .iter()
                 .map(|a| {
                     let path = a["path"].as_str().expect("path").to_owned();
-                    (path, a["text"].as_str().expect("text").to_owned())
+                    let text = a["text"].as_str().expect("text");
+                    (path, labcheck::report::versions::normalise(text))
                 })
                 .collect();
             let line = step["step"]["line"].as_u64().expect("line");
