@@ -111,7 +111,7 @@ impl Cell {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .extend(fixtures.iter().cloned());
-        let _ = self.take_artifacts();
+        self.mark_seen();
     }
 
     /// Records that a check of the current step could not be evaluated (a harness error).
@@ -171,27 +171,10 @@ impl Cell {
     /// each cut at [`ARTIFACT_MAX`] bytes, at most [`ARTIFACTS_MAX`] files. Binary files and
     /// what cannot be read are left out: this feeds the report, never a verdict.
     pub fn take_artifacts(&self) -> Vec<Artifact> {
-        let dirs: Vec<PathBuf> = self
-            .prepared
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter_map(|k| k.strip_prefix("dir:").map(PathBuf::from))
-            .collect();
-        if dirs.is_empty() {
+        let changed = self.mark_seen();
+        if changed.is_empty() {
             return Vec::new();
         }
-        let Ok(files) = self.sandbox.inside(move || Ok(list_files(&dirs))) else {
-            return Vec::new();
-        };
-        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
-        let changed: Vec<PathBuf> = files
-            .into_iter()
-            .filter(|(path, stamp)| seen.insert(path.clone(), *stamp) != Some(*stamp))
-            .map(|(path, _)| path)
-            .take(ARTIFACTS_MAX)
-            .collect();
-        drop(seen);
         // One visit to the cell for all of them, reading no more of each than is kept.
         let read = move || {
             Ok(changed
@@ -210,6 +193,31 @@ impl Cell {
                 .collect())
         };
         self.sandbox.inside(read).unwrap_or_default()
+    }
+
+    /// Records the files of the lab's directories as seen now; returns those that are new or
+    /// changed since the last call (at most [`ARTIFACTS_MAX`]).
+    fn mark_seen(&self) -> Vec<PathBuf> {
+        let dirs: Vec<PathBuf> = self
+            .prepared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter_map(|k| k.strip_prefix("dir:").map(PathBuf::from))
+            .collect();
+        if dirs.is_empty() {
+            return Vec::new();
+        }
+        let Ok(files) = self.sandbox.inside(move || Ok(list_files(&dirs))) else {
+            return Vec::new();
+        };
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        files
+            .into_iter()
+            .filter(|(path, stamp)| seen.insert(path.clone(), *stamp) != Some(*stamp))
+            .map(|(path, _)| path)
+            .take(ARTIFACTS_MAX)
+            .collect()
     }
 
     /// Runs a preparation once per cell (Background steps repeat before every scenario).

@@ -9,7 +9,8 @@ use predicates::prelude::*;
 
 const LAB: &str = "features/istio/mesh-install.feature";
 
-fn labcheck(state: &Path) -> Command {
+/// The real binary with a state directory of its own.
+pub(crate) fn labcheck(state: &Path) -> Command {
     let mut cmd = Command::cargo_bin("labcheck").expect("binary");
     cmd.env("LABCHECK_STATE_DIR", state)
         .timeout(std::time::Duration::from_secs(600));
@@ -40,7 +41,7 @@ fn mounts_mentioning(needle: &str) -> usize {
 }
 
 /// Tears down whatever the test kept, even when it fails half-way.
-struct Down<'a>(&'a Path);
+pub(crate) struct Down<'a>(pub(crate) &'a Path);
 
 impl Drop for Down<'_> {
     fn drop(&mut self) {

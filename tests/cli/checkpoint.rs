@@ -7,26 +7,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
+use crate::author::{Down, labcheck};
+
 const CARRY: &str = "tests/labs/checkpoint/carry.feature";
-
-fn labcheck(state: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("labcheck").expect("binary");
-    cmd.env("LABCHECK_STATE_DIR", state)
-        .timeout(std::time::Duration::from_secs(900));
-    cmd
-}
-
-/// Tears down what a test kept, even when it fails half-way.
-struct Down<'a>(&'a Path);
-
-impl Drop for Down<'_> {
-    fn drop(&mut self) {
-        let _ = labcheck(self.0).args(["down", "--all"]).output();
-    }
-}
 
 /// Every step a run recorded, by cell and line: its outcome and its artifacts.
 type Steps = BTreeMap<(String, u64), (serde_json::Value, Vec<(String, String)>)>;
