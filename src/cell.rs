@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::checks::CheckError;
 use crate::model::{Artifact, CellId, Lab, Transcript};
 use crate::sandbox::Sandbox;
 
@@ -30,8 +29,6 @@ pub struct Cell {
     pub timeout: Option<Duration>,
     transcripts: Mutex<Vec<Transcript>>,
     prepared: Mutex<HashSet<String>>,
-    /// The first check of the current step that could not be evaluated.
-    error: Mutex<Option<CheckError>>,
     /// The current step's checks: how many were evaluated, and why others were not.
     tally: Mutex<Tally>,
     /// The files of the lab's directories as last seen (size, modification time), so each step
@@ -70,7 +67,6 @@ impl Cell {
             timeout: None,
             transcripts: Mutex::new(Vec::new()),
             prepared: Mutex::new(HashSet::new()),
-            error: Mutex::new(None),
             tally: Mutex::new(Tally::default()),
             seen: Mutex::new(HashMap::new()),
             fixtures: Mutex::new(Vec::new()),
@@ -112,27 +108,6 @@ impl Cell {
             .unwrap_or_else(|e| e.into_inner())
             .extend(fixtures.iter().cloned());
         self.mark_seen();
-    }
-
-    /// Records that a check of the current step could not be evaluated (a harness error).
-    pub fn check_error(&self, e: CheckError) {
-        self.error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert(e);
-    }
-
-    /// Whether a check of the current step could not be evaluated.
-    pub fn has_check_error(&self) -> bool {
-        self.error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_some()
-    }
-
-    /// The check error of the step that just ended, if any.
-    pub fn take_check_error(&self) -> Option<CheckError> {
-        self.error.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     /// Counts a check evaluated in the current step.

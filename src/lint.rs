@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use cucumber::gherkin::{self, GherkinEnv, StepType};
 
 use crate::model::{Lab, LabStep, Lang, StepKind};
+use crate::steps::action::Action;
+use crate::steps::compile::{CompileError, Compiled, compile};
 use crate::steps::phrases::{PHRASES, REJECTION};
-use crate::steps::world::collection;
 
 /// One problem in a feature file.
 #[derive(Clone, Debug, PartialEq)]
@@ -293,22 +294,22 @@ fn all_steps(feature: &gherkin::Feature) -> Vec<&gherkin::Step> {
     steps
 }
 
-/// Runs a defined step in lint mode: its arguments parse, its paths are absolute and normal, its
-/// regular expressions and jq queries compile, its fixture exists. Returns what is wrong.
-fn dry_run(origin: &Path, step: &gherkin::Step) -> Option<String> {
-    use futures::FutureExt;
-    use std::panic::AssertUnwindSafe;
-    let Ok(Some((step_fn, _, _, ctx))) = collection().find(step) else {
+/// What lint finds wrong with a step that compiled: a fixture that is not in the repository.
+fn fixture_missing(origin: &Path, compiled: &Compiled) -> Option<String> {
+    let Action::Fixture { src, .. } = &compiled.action else {
         return None;
     };
-    let mut world = crate::steps::LabWorld::for_lint(&origin.display().to_string());
-    // A failing step reports through a panic, as cucumber expects; the panic hook the binary
-    // installs (`quiet_step_panics`) keeps those quiet.
-    let outcome =
-        futures::executor::block_on(AssertUnwindSafe(step_fn(&mut world, ctx)).catch_unwind());
-    outcome
-        .err()
-        .map(|panic| crate::steps::world::panic_message(&*panic))
+    let lang = compiled.lang;
+    match crate::cell::fixture_source(origin, src) {
+        Some(_) => None,
+        None => Some(format!(
+            "{} {} ({} {})",
+            lang.pick("fixture not found:", "フィクスチャが見つからない:"),
+            src.display(),
+            lang.pick("searched from", "探した場所:"),
+            origin.display()
+        )),
+    }
 }
 
 fn check_steps(path: &Path, origin: &Path, feature: &gherkin::Feature, lang: Lang) -> Vec<Problem> {
@@ -318,36 +319,32 @@ fn check_steps(path: &Path, origin: &Path, feature: &gherkin::Feature, lang: Lan
             value: value.to_owned(),
             ..step.clone()
         };
-        match collection().find(&probe) {
-            Ok(Some(_)) => {
-                if let Some(message) = dry_run(origin, &probe) {
-                    problems.push(Problem {
-                        path: path.to_owned(),
-                        line,
-                        col,
-                        message: format!("{} {value}: {message}", step.keyword.trim()),
-                        hint: None,
-                        grades_nothing: false,
-                    });
+        let problem = |message: String, hint: Option<String>| Problem {
+            path: path.to_owned(),
+            line,
+            col,
+            message,
+            hint,
+            grades_nothing: false,
+        };
+        match compile(&probe) {
+            Ok(compiled) => {
+                if let Some(message) = fixture_missing(origin, &compiled) {
+                    problems.push(problem(
+                        format!("{} {value}: {message}", step.keyword.trim()),
+                        None,
+                    ));
                 }
             }
-            Ok(None) => problems.push(Problem {
-                path: path.to_owned(),
-                line,
-                col,
-                message: format!("undefined step: {} {value}", step.keyword.trim()),
-                hint: nearest(step.ty, value, lang)
-                    .map(|n| format!("the nearest known phrase is: {n}")),
-                grades_nothing: false,
-            }),
-            Err(e) => problems.push(Problem {
-                path: path.to_owned(),
-                line,
-                col,
-                message: format!("ambiguous step: {value}: {e}"),
-                hint: None,
-                grades_nothing: false,
-            }),
+            Err(CompileError::Invalid(message)) => problems.push(problem(
+                format!("{} {value}: {message}", step.keyword.trim()),
+                None,
+            )),
+            Err(CompileError::Undefined(_)) => problems.push(problem(
+                format!("undefined step: {} {value}", step.keyword.trim()),
+                nearest(step.ty, value, lang).map(|n| format!("the nearest known phrase is: {n}")),
+            )),
+            Err(e @ CompileError::Ambiguous { .. }) => problems.push(problem(e.to_string(), None)),
         }
     };
     for step in all_steps(feature) {
@@ -549,7 +546,7 @@ fn nearest(ty: StepType, value: &str, lang: Lang) -> Option<&'static str> {
     PHRASES
         .iter()
         .filter(|p| p.ty == ty)
-        .map(|p| lang.pick(p.en, p.ja))
+        .map(|p| lang.pick(p.en.example, p.ja.example))
         .map(|text| {
             (
                 strsim::normalized_levenshtein(&strip_args(value), &strip_args(text)),

@@ -1,13 +1,15 @@
-//! The cucumber-rs step definitions: thin bindings from the phrases of a lab (English in
-//! [`en`], Japanese in [`ja`]) to the handlers in [`handlers`], which turn them into sandbox
-//! actions and [`Check`](crate::checks::Check)s. [`LabWorld`] is cucumber's per-scenario world;
-//! what lasts across a lab's scenarios lives in its [`Cell`](crate::cell::Cell).
+//! The steps of a lab: the phrase table ([`phrases`]) from which every step is compiled to an
+//! [`Action`](action::Action) ([`compile`]), the cucumber bindings built from the same table
+//! ([`bindings`]), and [`LabWorld`], cucumber's per-scenario world that carries actions out in a
+//! [`Cell`](crate::cell::Cell) ([`prepare`] for the Background's). What lasts across a lab's
+//! scenarios lives in its cell.
 
-mod en;
-pub mod handlers;
-mod ja;
-pub mod params;
+pub mod action;
+pub mod args;
+pub mod bindings;
+pub mod compile;
 pub mod phrases;
+mod prepare;
 pub mod world;
 
-pub use world::{LabWorld, ScenarioContext};
+pub use world::{LabWorld, ScenarioContext, StepFailure};

@@ -1,18 +1,17 @@
 //! [`LabWorld`]: the state of one scenario — its cell, its last learner command, the checks it
-//! declares (for discrimination) — and the two modes in which a step runs without failing it:
-//! probe mode (checks are evaluated and their results recorded) and lint mode (no cell: checks
-//! and paths are only validated, so lint finds what would otherwise fail at run time).
+//! declares (for discrimination) — and how a compiled step's [`Action`] is carried out in it.
+//! A step that does not pass ends with a [`StepFailure`]: a typed value, never text to read back.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use cucumber::gherkin;
-use futures::FutureExt;
 
+use super::action::{Action, Check};
+use super::compile::{Compiled, compile, compile_check};
+use super::prepare;
 use crate::cell::{Cell, DEFAULT_TIMEOUT};
-use crate::checks::{Check, CheckError, Env, Fault, OracleCheck};
-use crate::cluster::checks::ClusterCheck;
+use crate::checks::{CheckError, Env, Fault};
 use crate::model::{Lang, Transcript};
 
 /// What the scenario being run declares, captured by the runner's `before` hook.
@@ -25,11 +24,45 @@ pub struct ScenarioContext {
     pub discriminate: bool,
 }
 
-/// One check evaluated in probe mode.
+/// Why a step did not pass.
 #[derive(Clone, Debug)]
-pub struct Probed {
-    pub about_command: bool,
-    pub result: Result<(), Fault>,
+pub enum StepFailure {
+    /// A check did not pass: a verdict ([`Fault::Failed`]), or it could not be evaluated
+    /// ([`Fault::Error`], a harness error).
+    Check { fault: Fault, lang: Lang },
+    /// The step itself did not do what it says (a command timed out, a fixture is missing,
+    /// checks pass before the step, a mistake was not rejected), in the lab's language.
+    Step(String),
+    /// labcheck could not act in the cell (bash could not start, a step ran outside a cell).
+    Harness(String),
+}
+
+impl StepFailure {
+    /// The failure as the report shows it.
+    pub fn render(&self) -> String {
+        match self {
+            StepFailure::Check { fault, lang } => fault.render(*lang),
+            StepFailure::Step(m) | StepFailure::Harness(m) => m.clone(),
+        }
+    }
+
+    /// Whether the failure is the harness's (a check error included), not the learner's.
+    pub fn is_error(&self) -> bool {
+        matches!(
+            self,
+            StepFailure::Check {
+                fault: Fault::Error(_),
+                ..
+            } | StepFailure::Harness(_)
+        )
+    }
+
+    fn error(e: CheckError, lang: Lang) -> StepFailure {
+        StepFailure::Check {
+            fault: Fault::Error(e),
+            lang,
+        }
+    }
 }
 
 #[derive(Debug, Default, cucumber::World)]
@@ -37,24 +70,15 @@ pub struct LabWorld {
     pub cell: Option<Arc<Cell>>,
     pub scenario: ScenarioContext,
     pub last: Option<Transcript>,
-    probe: Option<Vec<Probed>>,
-    probed: bool,
-    /// Lint mode: no cell; handlers validate their arguments and checks instead of acting.
-    pub linting: bool,
-}
-
-/// The step definitions, built once.
-pub fn collection() -> &'static cucumber::step::Collection<LabWorld> {
-    static STEPS: OnceLock<cucumber::step::Collection<LabWorld>> = OnceLock::new();
-    STEPS.get_or_init(<LabWorld as cucumber::World>::collection)
+    discriminated: bool,
 }
 
 impl LabWorld {
     /// The cell; a step run outside a cell is a harness fault.
-    pub fn cell(&self) -> Result<Arc<Cell>, String> {
+    pub fn cell(&self) -> Result<Arc<Cell>, StepFailure> {
         self.cell
             .clone()
-            .ok_or_else(|| "labcheck: step run outside a cell".to_owned())
+            .ok_or_else(|| StepFailure::Harness("labcheck: step run outside a cell".to_owned()))
     }
 
     /// The timeout for learner commands of this scenario.
@@ -66,71 +90,180 @@ impl LabWorld {
             .unwrap_or(DEFAULT_TIMEOUT)
     }
 
-    /// Evaluates a check: fails the step with the learner-readable message, or in probe mode
-    /// records the result and lets the step pass. In lint mode it only validates the check.
-    pub fn check(&mut self, lang: Lang, check: Check) -> Result<(), String> {
-        if self.linting {
-            return check.validate().map_err(|e| e.render(lang));
-        }
+    /// Compiles a step and carries out its action.
+    pub async fn execute(&mut self, step: &gherkin::Step) -> Result<(), StepFailure> {
+        let Compiled { action, lang, .. } =
+            compile(step).map_err(|e| StepFailure::Step(e.to_string()))?;
         let cell = self.cell()?;
-        if cell.grading && check.is_about_command() {
-            // Grading runs no learner command: there is no result to look at.
-            cell.not_graded(lang.pick(
-                "a check on the learner's command (no command runs when grading)",
-                "学習者のコマンドについてのチェック(採点ではコマンドを実行しない)",
-            ));
+        match action {
+            Action::LabDirectory(dir) => prepare::lab_directory(&cell, lang, &dir),
+            Action::Fixture { src, dst } => prepare::fixture(&cell, lang, &src, &dst),
+            Action::Run(script) => self.run(&cell, lang, &script).await,
+            Action::Reject(listed) => self.reject(&cell, lang, step, &listed).await,
+            Action::Check(check) => {
+                match evaluate(&cell, &check, lang, self.last.as_ref(), self.timeout()).await {
+                    None | Some(Ok(())) => Ok(()),
+                    Some(Err(fault)) => Err(StepFailure::Check { fault, lang }),
+                }
+            }
+        }
+    }
+
+    /// The learner's commands: discrimination first, then the commands, for real.
+    async fn run(&mut self, cell: &Cell, lang: Lang, script: &str) -> Result<(), StepFailure> {
+        if cell.grading {
             return Ok(());
         }
-        cell.graded();
-        let read = |p: &std::path::Path| cell.sandbox.read(p);
-        let env = Env {
-            read: &read,
-            last: self.last.as_ref(),
-        };
-        let result = check.evaluate(&env, lang);
-        self.conclude(lang, &cell, check.is_about_command(), result)
+        self.discriminate(cell, lang).await?;
+        let transcript = crate::sandbox::run_script(&cell.sandbox, script, self.timeout())
+            .await
+            .map_err(|e| {
+                StepFailure::Harness(format!(
+                    "labcheck: cannot start bash in the cell {}: {e}",
+                    cell.id
+                ))
+            })?;
+        cell.record(transcript.clone());
+        let timed_out = transcript.timed_out;
+        self.last = Some(transcript);
+        if timed_out {
+            return Err(StepFailure::Step(format!(
+                "{} {}s ({})",
+                lang.pick("the command timed out after", "コマンドがタイムアウトした:"),
+                self.timeout().as_secs(),
+                lang.pick(
+                    "its whole process group was killed",
+                    "プロセスグループごと終了させた"
+                )
+            )));
+        }
+        Ok(())
     }
 
-    /// Evaluates a cluster check, like [`LabWorld::check`].
-    pub async fn check_cluster(&mut self, lang: Lang, check: ClusterCheck) -> Result<(), String> {
-        if self.linting {
-            return check.validate().map_err(|e| e.render(lang));
-        }
-        let cell = self.cell()?;
-        cell.graded();
-        let result = match cell.kube.clone() {
-            None => Err(Fault::Error(CheckError::NoCluster)),
-            Some(client) => {
-                let read = |p: &std::path::Path| cell.sandbox.read(p);
-                let env = Env {
-                    read: &read,
-                    last: self.last.as_ref(),
-                };
-                check.evaluate(&client, &env, lang).await
+    /// A mistake scenario: every listed check must fail on the mistake's environment (command
+    /// checks look at the mistake's own commands).
+    async fn reject(
+        &self,
+        cell: &Cell,
+        lang: Lang,
+        step: &gherkin::Step,
+        listed: &[String],
+    ) -> Result<(), StepFailure> {
+        let mut accepted = Vec::new();
+        for text in listed {
+            let compiled =
+                compile_check(text, step).map_err(|e| StepFailure::Step(format!("{text}: {e}")))?;
+            let Action::Check(check) = compiled.action else {
+                return Err(StepFailure::Step(format!(
+                    "{text}: {}",
+                    lang.pick("not a check", "チェックではない")
+                )));
+            };
+            let result = evaluate(
+                cell,
+                &check,
+                compiled.lang,
+                self.last.as_ref(),
+                self.timeout(),
+            );
+            match result.await {
+                // A check that could not be evaluated rejects nothing: a harness error.
+                Some(Err(Fault::Error(e))) => return Err(StepFailure::error(e, compiled.lang)),
+                Some(Err(Fault::Failed(_))) => {}
+                None | Some(Ok(())) => accepted.push(text.clone()),
             }
-        };
-        self.conclude(lang, &cell, false, result)
+        }
+        if accepted.is_empty() {
+            return Ok(());
+        }
+        Err(StepFailure::Step(format!(
+            "{}\n  {}",
+            lang.pick(
+                "these checks did not reject the wrong answer:",
+                "次のチェックが間違った解答を不合格にしなかった:"
+            ),
+            accepted.join("\n  ")
+        )))
     }
 
-    /// Evaluates an oracle check: reads the learner's file, then runs the grader's command in
-    /// the cell (with the scenario's timeout) and compares.
-    pub async fn check_oracle(&mut self, lang: Lang, check: OracleCheck) -> Result<(), String> {
-        if self.linting {
-            return check.validate().map_err(|e| e.render(lang));
+    /// Discrimination: before the scenario's first learner command, at least one of its checks on
+    /// the environment must fail, or the step grades nothing.
+    async fn discriminate(&mut self, cell: &Cell, lang: Lang) -> Result<(), StepFailure> {
+        if std::mem::replace(&mut self.discriminated, true)
+            || !(self.scenario.discriminate && cell.discrimination)
+        {
+            return Ok(());
         }
-        let cell = self.cell()?;
-        cell.graded();
-        let read = |p: &std::path::Path| cell.sandbox.read(p);
-        let env = Env {
-            read: &read,
-            last: self.last.as_ref(),
-        };
-        let result = match check.read(&env, lang) {
+        let mut passing = Vec::new();
+        let mut any_environment_check = false;
+        for step in &self.scenario.checks {
+            let Ok(Compiled {
+                action: Action::Check(check),
+                lang: check_lang,
+                ..
+            }) = compile(step)
+            else {
+                continue;
+            };
+            let result = evaluate(cell, &check, check_lang, None, self.timeout()).await;
+            if let Some(Err(Fault::Error(e))) = result {
+                return Err(StepFailure::error(e, check_lang));
+            }
+            if check.is_about_command() {
+                continue;
+            }
+            any_environment_check = true;
+            if !matches!(result, None | Some(Ok(()))) {
+                return Ok(());
+            }
+            passing.push(format!(
+                "{}:{}: {}",
+                self.scenario.feature, step.position.line, step.value
+            ));
+        }
+        if !any_environment_check {
+            return Ok(());
+        }
+        Err(StepFailure::Step(format!(
+            "{}\n  {}",
+            lang.pick(
+                "these checks already pass before the step (they grade nothing):",
+                "次のチェックはステップの前からすでに合格している(何も採点していない):"
+            ),
+            passing.join("\n  ")
+        )))
+    }
+}
+
+/// Evaluates a check on the cell as it is now; `None` when grading cannot evaluate it (a check on
+/// the learner's command: no command runs when grading).
+pub async fn evaluate(
+    cell: &Cell,
+    check: &Check,
+    lang: Lang,
+    last: Option<&Transcript>,
+    timeout: Duration,
+) -> Option<Result<(), Fault>> {
+    if cell.grading && check.is_about_command() {
+        cell.not_graded(lang.pick(
+            "a check on the learner's command (no command runs when grading)",
+            "学習者のコマンドについてのチェック(採点ではコマンドを実行しない)",
+        ));
+        return None;
+    }
+    cell.graded();
+    let read = |p: &std::path::Path| cell.sandbox.read(p);
+    let env = Env { read: &read, last };
+    Some(match check {
+        Check::Local(check) => check.evaluate(&env, lang),
+        Check::Cluster(check) => match cell.kube.clone() {
+            None => Err(Fault::Error(CheckError::NoCluster)),
+            Some(client) => check.evaluate(&client, &env, lang).await,
+        },
+        Check::Oracle(check) => match check.read(&env, lang) {
             Err(f) => Err(f),
             Ok(text) => {
-                match crate::sandbox::run_script(&cell.sandbox, check.command(), self.timeout())
-                    .await
-                {
+                match crate::sandbox::run_script(&cell.sandbox, check.command(), timeout).await {
                     Err(e) => Err(Fault::Error(CheckError::Oracle {
                         command: check.command().to_owned(),
                         reason: format!("could not start bash: {e}"),
@@ -138,135 +271,8 @@ impl LabWorld {
                     Ok(run) => check.judge(&text, &run, lang),
                 }
             }
-        };
-        self.conclude(lang, &cell, false, result)
-    }
-
-    /// What a check's result does: in probe mode it is recorded; otherwise a failure fails the
-    /// step, and an error fails it as a harness error (kept on the cell for the report).
-    pub fn conclude(
-        &mut self,
-        lang: Lang,
-        cell: &Cell,
-        about_command: bool,
-        result: Result<(), Fault>,
-    ) -> Result<(), String> {
-        if let Some(probe) = &mut self.probe {
-            probe.push(Probed {
-                about_command,
-                result,
-            });
-            return Ok(());
-        }
-        match result {
-            Ok(()) => Ok(()),
-            Err(Fault::Failed(f)) => Err(f.render(lang)),
-            Err(Fault::Error(e)) => {
-                let message = e.render(lang);
-                cell.check_error(e);
-                Err(message)
-            }
-        }
-    }
-
-    /// Evaluates `step` (a `Then` step) in probe mode on the cell as it is now. Returns what the
-    /// checks it makes found, or why it could not be evaluated.
-    pub async fn probe(
-        &self,
-        step: &gherkin::Step,
-        last: Option<Transcript>,
-    ) -> Result<Vec<Probed>, String> {
-        let found = collection().find(step).map_err(|e| e.to_string())?;
-        let Some((step_fn, _, _, ctx)) = found else {
-            return Err(format!("undefined step: {}", step.value));
-        };
-        let mut world = LabWorld {
-            cell: self.cell.clone(),
-            scenario: self.scenario.clone(),
-            last,
-            probe: Some(Vec::new()),
-            probed: true,
-            linting: false,
-        };
-        let outcome = AssertUnwindSafe(step_fn(&mut world, ctx))
-            .catch_unwind()
-            .await;
-        if let Err(panic) = outcome {
-            return Err(panic_message(&*panic));
-        }
-        Ok(world.probe.unwrap_or_default())
-    }
-
-    /// Discrimination: before the scenario's first learner command, at least one of its checks on
-    /// the environment must fail, or the step grades nothing.
-    pub async fn discriminate(&mut self, lang: Lang) -> Result<(), String> {
-        if self.probed || self.probe.is_some() {
-            return Ok(());
-        }
-        self.probed = true;
-        let discriminate = self.scenario.discriminate && self.cell()?.discrimination;
-        if !discriminate {
-            return Ok(());
-        }
-        let mut passing = Vec::new();
-        let mut any_environment_check = false;
-        for step in self.scenario.checks.clone() {
-            let probed = self.probe(&step, None).await?;
-            self.raise_errors(lang, &probed)?;
-            let env: Vec<&Probed> = probed.iter().filter(|p| !p.about_command).collect();
-            if env.is_empty() {
-                continue;
-            }
-            any_environment_check = true;
-            if env.iter().all(|p| p.result.is_ok()) {
-                passing.push(format!(
-                    "{}:{}: {}",
-                    self.scenario.feature, step.position.line, step.value
-                ));
-            } else {
-                return Ok(());
-            }
-        }
-        if !any_environment_check {
-            return Ok(());
-        }
-        Err(format!(
-            "{}\n  {}",
-            lang.pick(
-                "these checks already pass before the step (they grade nothing):",
-                "次のチェックはステップの前からすでに合格している(何も採点していない):"
-            ),
-            passing.join("\n  ")
-        ))
-    }
-}
-
-impl LabWorld {
-    /// A world for lint mode: no cell, handlers only validate.
-    pub fn for_lint(feature: &str) -> LabWorld {
-        LabWorld {
-            scenario: ScenarioContext {
-                feature: feature.to_owned(),
-                ..ScenarioContext::default()
-            },
-            linting: true,
-            ..LabWorld::default()
-        }
-    }
-
-    /// Fails as a harness error when a probed check could not be evaluated.
-    pub fn raise_errors(&self, lang: Lang, probed: &[Probed]) -> Result<(), String> {
-        for p in probed {
-            if let Err(Fault::Error(e)) = &p.result {
-                let message = e.render(lang);
-                if let Some(cell) = &self.cell {
-                    cell.check_error(e.clone());
-                }
-                return Err(message);
-            }
-        }
-        Ok(())
-    }
+        },
+    })
 }
 
 /// Step definitions fail by panicking, as cucumber expects; cucumber silences the panic hook
@@ -278,14 +284,14 @@ pub fn quiet_step_panics() {
     static DEFAULT: OnceLock<Hook> = OnceLock::new();
     DEFAULT.get_or_init(std::panic::take_hook);
     std::panic::set_hook(Box::new(|info| {
-        let from_step = info.location().is_some_and(|l| l.file().contains("steps/"));
+        let from_step = info.payload().is::<StepFailure>();
         if !from_step && let Some(default) = DEFAULT.get() {
             default(info);
         }
     }));
 }
 
-/// The text of a panic payload.
+/// The text of a panic payload that is not a [`StepFailure`] (a hook's, or a defect's).
 pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = panic.downcast_ref::<String>() {
         s.clone()

@@ -6,12 +6,14 @@
 //! on the environment), or a [`CheckError`] (the check could not be evaluated — a harness error,
 //! never a verdict).
 
+pub mod cluster;
 pub mod documents;
 mod error;
 mod files;
 mod notes;
 pub mod oracle;
 
+pub use cluster::ClusterCheck;
 pub use documents::{Document, Expect, JsonType, query};
 pub use error::{CheckError, Fault};
 pub use oracle::OracleCheck;

@@ -1,9 +1,7 @@
-//! Cluster checks through kube-rs, discovery-based so any resource type works (by kind, plural
+//! Evaluating [`ClusterCheck`]s (data in [`crate::checks::cluster`]) through kube-rs, discovery-based so any resource type works (by kind, plural
 //! or `plural.group`, as kubectl accepts): a resource exists, a CRD is Established, a jq query
 //! over a list of resources (shaped like `kubectl get … -o json`), namespace labels, and a query
 //! on a learner's file compared with a query over the cluster.
-
-use std::path::PathBuf;
 
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -11,36 +9,10 @@ use kube::api::{Api, DynamicObject, ListParams};
 use kube::discovery::{ApiResource, Discovery, Scope};
 use serde_json::Value;
 
-pub use crate::checks::Expect;
 use crate::checks::documents::{query, same, single};
 use crate::checks::{CheckError, Env, Failure, Fault};
+pub use crate::checks::{ClusterCheck, Expect};
 use crate::model::Lang;
-
-#[derive(Clone, Debug)]
-pub enum ClusterCheck {
-    Exists {
-        resource: String,
-        name: String,
-        namespace: Option<String>,
-    },
-    CrdEstablished(String),
-    Query {
-        resource: String,
-        query: String,
-        expect: Expect,
-    },
-    NamespaceLabel {
-        namespace: String,
-        label: String,
-        value: Option<String>,
-    },
-    FileEqualsCluster {
-        file: PathBuf,
-        query: String,
-        resource: String,
-        cluster_query: String,
-    },
-}
 
 fn api_error(e: kube::Error) -> CheckError {
     CheckError::Api(std::sync::Arc::new(e))
@@ -105,27 +77,6 @@ fn query_list(list: &Value, code: &str) -> Result<Vec<Value>, CheckError> {
 }
 
 impl ClusterCheck {
-    /// Validates what can be known without a cluster: queries compile, paths are absolute.
-    pub fn validate(&self) -> Result<(), CheckError> {
-        use crate::checks::documents::compile;
-        match self {
-            ClusterCheck::Exists { .. }
-            | ClusterCheck::CrdEstablished(_)
-            | ClusterCheck::NamespaceLabel { .. } => Ok(()),
-            ClusterCheck::Query { query, .. } => compile(query),
-            ClusterCheck::FileEqualsCluster {
-                file,
-                query,
-                cluster_query,
-                ..
-            } => {
-                crate::checks::lab_path(file)?;
-                compile(query)?;
-                compile(cluster_query)
-            }
-        }
-    }
-
     pub async fn evaluate(
         &self,
         client: &kube::Client,

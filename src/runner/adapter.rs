@@ -10,8 +10,8 @@ use cucumber::{Event as Cev, Writer, gherkin, parser};
 use super::Sink;
 use crate::cell::Cell;
 use crate::model::{Event, Lab, LabStep, Outcome, StepCheck, Verdict};
-use crate::steps::LabWorld;
 use crate::steps::world::panic_message;
+use crate::steps::{LabWorld, StepFailure};
 
 /// Collects one cell's step outcomes and forwards them to the sink.
 pub struct Adapter {
@@ -19,7 +19,8 @@ pub struct Adapter {
     lab: Arc<Lab>,
     sink: Sink,
     started: Option<Instant>,
-    failure: Option<(usize, String)>,
+    /// The scenario's first failure: its line, message, and whether it is the harness's.
+    failure: Option<(usize, String, bool)>,
     /// The current scenario's Gherkin steps, as they finish.
     checks: Vec<StepCheck>,
     /// Outcomes so far, by scenario line.
@@ -43,13 +44,18 @@ impl Adapter {
     }
 
     fn step_failed(&mut self, step: &gherkin::Step, err: &StepError) {
-        let message = match err {
-            StepError::Panic(info) => panic_message(&**info),
-            StepError::NotFound => format!("undefined step: {}", step.value),
-            StepError::AmbiguousMatch(e) => format!("ambiguous step: {e}"),
+        let (message, error) = match err {
+            StepError::Panic(info) => match info.downcast_ref::<StepFailure>() {
+                Some(failure) => (failure.render(), failure.is_error()),
+                // Not a step's failure: a defect of labcheck's.
+                None => (format!("labcheck: {}", panic_message(&**info)), true),
+            },
+            StepError::NotFound => (format!("undefined step: {}", step.value), false),
+            StepError::AmbiguousMatch(e) => (format!("ambiguous step: {e}"), false),
         };
         self.note(step, Verdict::Failed(message.clone()));
-        self.failure.get_or_insert((step.position.line, message));
+        self.failure
+            .get_or_insert((step.position.line, message, error));
     }
 
     fn note(&mut self, step: &gherkin::Step, verdict: Verdict) {
@@ -70,7 +76,7 @@ impl Adapter {
             Scenario::Hook(HookType::Before, event::Hook::Failed(_, info))
             | Scenario::Hook(HookType::After, event::Hook::Failed(_, info)) => {
                 self.failure
-                    .get_or_insert((sc.position.line, panic_message(&**info)));
+                    .get_or_insert((sc.position.line, panic_message(&**info), false));
             }
             Scenario::Hook(_, event::Hook::Started | event::Hook::Passed) => {}
             Scenario::Background(step, event::Step::Failed(_, _, _, err))
@@ -83,6 +89,7 @@ impl Adapter {
                 self.failure.get_or_insert((
                     step.position.line,
                     format!("undefined step: {}", step.value),
+                    false,
                 ));
             }
             Scenario::Background(step, event::Step::Passed(..))
@@ -92,15 +99,14 @@ impl Adapter {
             | Scenario::Log(_) => {}
             Scenario::Finished => {
                 let duration = self.started.map(|s| s.elapsed()).unwrap_or(Duration::ZERO);
-                let error = self.cell.take_check_error();
                 let tally = self.cell.take_tally();
-                let outcome = match (self.failure.take(), error) {
-                    (Some((line, message)), Some(_)) => Outcome::Error { line, message },
-                    (Some((line, message)), None) => Outcome::Failed { line, message },
-                    (None, _) if self.cell.grading && tally.graded == 0 => Outcome::NotGraded {
+                let outcome = match self.failure.take() {
+                    Some((line, message, true)) => Outcome::Error { line, message },
+                    Some((line, message, false)) => Outcome::Failed { line, message },
+                    None if self.cell.grading && tally.graded == 0 => Outcome::NotGraded {
                         reason: tally.not_graded.join("; "),
                     },
-                    (None, _) => Outcome::Passed,
+                    None => Outcome::Passed,
                 };
                 let step = self.lab_step(sc);
                 self.finished.push((step.line, outcome.clone()));

@@ -784,7 +784,9 @@ pub(crate) async fn run_scenarios(
     let hook_cell = cell.clone();
     let after_cell = cell.clone();
     let adapter = adapter::Adapter::new(cell.clone(), plan.lab.clone(), sink.clone());
-    let cucumber = LabWorld::cucumber::<PathBuf>().max_concurrent_scenarios(1);
+    let cucumber = LabWorld::cucumber::<PathBuf>()
+        .steps(crate::steps::bindings::collection())
+        .max_concurrent_scenarios(1);
     // A failed step stops a run (later steps would cascade); grading looks at every step.
     let cucumber = if cell.grading {
         cucumber
@@ -799,8 +801,7 @@ pub(crate) async fn run_scenarios(
         })
         .after(move |_, _, scenario, finished, _| {
             // Before the next scenario starts: the cell is as this step left it.
-            let passed = matches!(finished, cucumber::event::ScenarioFinished::StepPassed)
-                && !after_cell.has_check_error();
+            let passed = matches!(finished, cucumber::event::ScenarioFinished::StepPassed);
             let line = scenario.position.line;
             let (cell, checkpointer) = (after_cell.clone(), checkpointer.clone());
             async move {

@@ -1,0 +1,83 @@
+//! What a Gherkin step is, once compiled: an [`Action`] — a preparation of the cell, the
+//! learner's commands, a mistake's list of checks that must reject it, or one [`Check`]. Pure
+//! data: it says what to do, [`super::world`] does it, and lint only builds and validates it.
+
+use std::path::PathBuf;
+
+use crate::checks::{self, CheckError, ClusterCheck, OracleCheck};
+use crate::model::Lang;
+
+/// One step of a lab, compiled.
+#[derive(Clone, Debug)]
+pub enum Action {
+    /// A lab directory: created in the cell; commands start in the first one.
+    LabDirectory(PathBuf),
+    /// A fixture of the repository (`src`, relative to the lab) copied to `dst` in the cell.
+    Fixture { src: PathBuf, dst: PathBuf },
+    /// The learner's commands, run by bash in the cell.
+    Run(String),
+    /// A mistake scenario: each listed check (a Then phrase, as the lab's steps write it) must
+    /// fail on the mistake's environment.
+    Reject(Vec<String>),
+    /// One check of the environment or of the last command.
+    Check(Check),
+}
+
+/// A check of any kind: on files and the last command, on the cluster, or against the output of
+/// the grader's own run of a command.
+#[derive(Clone, Debug)]
+pub enum Check {
+    Local(checks::Check),
+    Cluster(ClusterCheck),
+    Oracle(OracleCheck),
+}
+
+impl Check {
+    /// Whether the check looks at the last learner command rather than the environment.
+    pub fn is_about_command(&self) -> bool {
+        matches!(self, Check::Local(c) if c.is_about_command())
+    }
+
+    /// Validates what can be known without an environment: paths, queries, commands.
+    pub fn validate(&self) -> Result<(), CheckError> {
+        match self {
+            Check::Local(c) => c.validate(),
+            Check::Cluster(c) => c.validate(),
+            Check::Oracle(c) => c.validate(),
+        }
+    }
+}
+
+impl Action {
+    /// Validates the action as lint would: lab paths are absolute and normal, checks compile,
+    /// docstrings hold something. The fixture's source is looked for by lint, not here (that
+    /// needs the file system).
+    pub fn validate(&self, lang: Lang) -> Result<(), String> {
+        match self {
+            Action::LabDirectory(dir) => checks::lab_path(dir).map_err(|e| e.render(lang)),
+            Action::Fixture { dst, .. } => checks::lab_path(dst).map_err(|e| e.render(lang)),
+            Action::Run(script) if script.trim().is_empty() => Err(lang
+                .pick(
+                    "the step has no commands (a docstring)",
+                    "コマンド(ドキュメント文字列)がない",
+                )
+                .to_owned()),
+            Action::Run(_) => Ok(()),
+            Action::Reject(listed) if listed.is_empty() => Err(lang
+                .pick("no checks listed", "チェックが列挙されていない")
+                .to_owned()),
+            Action::Reject(_) => Ok(()),
+            Action::Check(check) => check.validate().map_err(|e| e.render(lang)),
+        }
+    }
+}
+
+/// The checks a mistake scenario's docstring lists: its non-blank lines that are not comments.
+pub fn listed_checks(docstring: &str) -> Vec<String> {
+    docstring
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect()
+}
