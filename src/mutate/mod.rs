@@ -11,6 +11,7 @@ pub mod equivalents;
 pub mod generate;
 pub mod lab;
 pub mod report;
+pub mod session;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -84,6 +85,32 @@ pub enum MutateError {
         #[source]
         source: std::io::Error,
     },
+    #[error("the lab has no learner commands to mutate")]
+    NothingToMutate,
+    #[error(transparent)]
+    Environment(Box<runner::EnvironmentError>),
+    #[error("cannot write {path}: {source}")]
+    Report {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl From<runner::EnvironmentError> for MutateError {
+    fn from(e: runner::EnvironmentError) -> MutateError {
+        MutateError::Environment(Box::new(e))
+    }
+}
+
+impl MutateError {
+    /// 2 (mutation testing could not be done), or 128 + a signal that stopped the tool builds.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            MutateError::Environment(e) => e.exit_code(),
+            _ => 2,
+        }
+    }
 }
 
 /// What `labcheck mutate` was asked to do.

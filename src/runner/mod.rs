@@ -7,11 +7,15 @@
 mod adapter;
 pub mod environment;
 mod grade;
+pub mod resolve;
 pub mod resume;
 pub mod shard;
 
 pub use environment::{Environment, Needs, Tool};
 pub use grade::{GradeTarget, grade};
+pub use resolve::{
+    ClusterChoice, EnvironmentError, Setup, environment_for, matrix, tool_setup_for,
+};
 pub use shard::Shard;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,411 @@
+//! The command line: one function per subcommand ([`args`] holds clap's definitions), each
+//! turning flags into a library call and its outcome into an exit code: 0 every lab passed, 1 a
+//! lab failed, 2 the harness failed, 128 + a signal when interrupted.
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use clap::Parser;
+
+use crate::kept;
+use crate::report::console::Console;
+use crate::runner::{self, PlanError, RunOptions};
+use crate::toolchain::{self, Toolchain};
+
+mod args;
+
+pub use args::{Cli, ClusterKind, Command, GradeArgs, MutateArgs, RunArgs, ToolsAction};
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> i32 {
+    main_from(std::env::args_os())
+}
+
+/// Runs a command line given as arguments (the first is the program name).
+pub fn main_from<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    crate::steps::world::quiet_step_panics();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("labcheck: cannot start the async runtime: {e}");
+            return 2;
+        }
+    };
+    match cli.command {
+        Command::Run(args) => runtime.block_on(run(args)),
+        Command::Lint { paths } => lint(&paths),
+        Command::Grade(args) => runtime.block_on(grade(args)),
+        Command::Tools { action } => match tool_setup() {
+            Err(e) => {
+                eprintln!("labcheck: {e}");
+                2
+            }
+            Ok((tc, versions)) => match action {
+                ToolsAction::Install { istio } => runtime.block_on(async {
+                    let install = toolchain::commands::install(&tc, &versions, &istio);
+                    runner::interruptible(install)
+                        .await
+                        .unwrap_or_else(|signal| interrupted_install(&tc, signal))
+                }),
+                ToolsAction::List => toolchain::commands::list(&tc),
+            },
+        },
+        Command::Doctor { istio } => match tool_setup() {
+            Err(e) => {
+                eprintln!("labcheck: {e}");
+                2
+            }
+            Ok((tc, versions)) => toolchain::commands::doctor(&tc, &versions, &istio),
+        },
+        Command::Mutate(args) => runtime.block_on(mutate(args)),
+        Command::Ps => ps(),
+        Command::Shell { cell } => runtime.block_on(shell(&cell)),
+        Command::Down { cell, all } => runtime.block_on(down(cell.as_deref(), all)),
+        Command::Clean => runtime.block_on(async {
+            let code = down(None, true).await;
+            let state = runner::default_state_dir();
+            let store = crate::checkpoint::Store::new(&state);
+            println!("removed {} checkpoint(s)", store.clear());
+            let _ = std::fs::remove_dir_all(state.join("templates"));
+            code
+        }),
+        Command::Merge { dirs, report_dir } => merge(&dirs, &report_dir),
+        Command::Render {
+            lab,
+            with_solution,
+            format,
+            output,
+        } => render(&lab, with_solution, format, output.as_deref()),
+        Command::Vocabulary => {
+            print!("{}", crate::steps::phrases::markdown_table());
+            0
+        }
+    }
+}
+
+fn lint(paths: &[PathBuf]) -> i32 {
+    let mut opts = RunOptions::new(paths.to_vec());
+    // Lint needs no toolchain: one placeholder point of the matrix stands for all.
+    opts.istio = vec!["-".to_owned()];
+    match runner::plan(&opts) {
+        Ok(cells) => {
+            let mut labs: Vec<&std::path::Path> =
+                cells.iter().map(|c| c.lab.path.as_path()).collect();
+            labs.dedup();
+            println!("labcheck lint: no problems in {} lab(s)", labs.len());
+            0
+        }
+        Err(e) => report_plan_error(&e),
+    }
+}
+
+fn report_plan_error(e: &PlanError) -> i32 {
+    eprintln!("{e}");
+    match e {
+        PlanError::Lint(problems) => {
+            eprintln!("labcheck: {} problem(s)", problems.len());
+            // A lab that grades nothing proves nothing: that is no lab failure but no run either.
+            if problems.iter().any(|p| p.grades_nothing) {
+                2
+            } else {
+                1
+            }
+        }
+        PlanError::Read(_)
+        | PlanError::Tags { .. }
+        | PlanError::Empty(_)
+        | PlanError::Nothing(_)
+        | PlanError::NoIstio { .. }
+        | PlanError::EmptyShard { .. } => 2,
+    }
+}
+
+/// `labcheck run`, also what `cargo test` runs on features/.
+pub async fn run(args: RunArgs) -> i32 {
+    let mut opts = RunOptions::new(args.paths.clone());
+    opts.jobs = args.jobs;
+    opts.keep = args.keep;
+    opts.tags = args.tags.clone();
+    opts.step = args.step;
+    opts.shard = args.shard;
+    opts.report_dir = args.report_dir.clone();
+    // The author's loop: start from the last step's checkpoint, and leave one for the next try.
+    opts.resume = args.step.is_some();
+    opts.checkpoint_all = args.step.is_some();
+    opts.fresh = args.fresh;
+    opts.checkpoints = !args.no_checkpoints;
+    let setup = runner::tool_setup_for(&args.paths);
+    match &setup {
+        Ok((_, versions)) => opts.istio = runner::matrix(versions, &args.istio),
+        Err(e) if !args.istio.is_empty() => {
+            let e = toolchain::error_chain(&**e);
+            eprintln!("labcheck: --istio {}: {e}", args.istio.join(","));
+            return 2;
+        }
+        Err(e) => opts.istio_unavailable = Some(toolchain::error_chain(&**e)),
+    }
+    let cells = match runner::plan(&opts) {
+        Ok(c) => c,
+        Err(e) => return report_plan_error(&e),
+    };
+    let env = match runner::environment_for(&setup, &args.cluster_choice(), &cells).await {
+        Ok(env) => env,
+        Err(e) => {
+            eprintln!("labcheck: {e}");
+            return e.exit_code();
+        }
+    };
+    let console = Rc::new(Console::new());
+    let sink_console = console.clone();
+    let summary = runner::run(
+        &opts,
+        &env,
+        cells,
+        Rc::new(move |e| sink_console.handle(&e)),
+    )
+    .await;
+    let record = console.record();
+    match record.write(&opts.report_dir) {
+        Ok(paths) => {
+            if let Some(html) = paths
+                .iter()
+                .find(|p| p.extension().is_some_and(|e| e == "html"))
+            {
+                eprintln!("labcheck: report {}", html.display());
+            }
+        }
+        Err(e) => eprintln!(
+            "labcheck: cannot write reports to {}: {e}",
+            opts.report_dir.display()
+        ),
+    }
+    for e in &summary.harness_errors {
+        eprintln!("labcheck: harness error: {e}");
+    }
+    let markdown = crate::report::summary::markdown(&record);
+    if crate::report::github::active() {
+        crate::report::github::publish(&record, &markdown);
+    }
+    println!("{markdown}");
+    let (passed, failed, not_run) = record.counts();
+    println!("{passed} passed, {failed} failed, {not_run} skipped");
+    summary.exit_code()
+}
+
+/// `labcheck mutate`: see [`crate::mutate::session`].
+async fn mutate(args: MutateArgs) -> i32 {
+    use crate::mutate::{MutateError, session};
+    let request = session::Request {
+        lab: args.lab,
+        istio: args.istio,
+        step: args.step,
+        jobs: args.jobs,
+        list: args.list,
+        report_dir: args.report_dir,
+    };
+    match session::mutate(&request).await {
+        Ok(outcome) => outcome.exit_code(),
+        Err(MutateError::Plan(e)) => report_plan_error(&e),
+        Err(e) => {
+            eprintln!("labcheck mutate: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// After a signal during `tools install` (the builds' process groups already killed): removes
+/// this process's half-written files from the cache; the exit code is 128 + the signal.
+fn interrupted_install(tc: &Toolchain, signal: i32) -> i32 {
+    let e = runner::EnvironmentError::Interrupted(signal);
+    tc.clean_interrupted();
+    eprintln!("labcheck: {e}");
+    e.exit_code()
+}
+
+/// The toolchain and the versions file (`istio-versions.toml` in the working directory).
+fn tool_setup() -> Result<(Toolchain, toolchain::Versions), String> {
+    runner::tool_setup_for(&[]).map_err(|e| toolchain::error_chain(&*e))
+}
+
+fn ps() -> i32 {
+    let cells = kept::list(&runner::default_state_dir());
+    if cells.is_empty() {
+        println!("no kept cells");
+        return 0;
+    }
+    println!("{:<40} {:<8} {:<8} LAB", "CELL", "STATE", "CLUSTER");
+    for c in cells {
+        let state = if c.alive() { "running" } else { "stopped" };
+        let cluster = if c.has_cluster { "local" } else { "-" };
+        println!("{:<40} {state:<8} {cluster:<8} {}", c.name, c.lab.display());
+    }
+    0
+}
+
+async fn shell(name: &str) -> i32 {
+    let cell = match kept::find(&runner::default_state_dir(), name)
+        .and_then(|c| c.sandbox().map(|s| (c, s)))
+    {
+        Ok(found) => found,
+        Err(e) => {
+            eprintln!("labcheck shell: {e}");
+            return 2;
+        }
+    };
+    let (kept, sandbox) = cell;
+    eprintln!(
+        "labcheck: shell in {} ({}); exit to leave, the cell keeps running",
+        kept.name, kept.id
+    );
+    let mut cmd = sandbox.interactive_command("bash");
+    cmd.env("PS1", format!("[{}] \\w# ", kept.name));
+    match cmd.status().await {
+        Ok(status) => status.code().unwrap_or(1),
+        Err(e) => {
+            eprintln!("labcheck shell: cannot start bash in {}: {e}", kept.name);
+            2
+        }
+    }
+}
+
+async fn down(name: Option<&str>, all: bool) -> i32 {
+    let state = runner::default_state_dir();
+    let cells = if all {
+        kept::list(&state)
+    } else {
+        match kept::find(&state, name.unwrap_or_default()) {
+            Ok(c) => vec![c],
+            Err(e) => {
+                eprintln!("labcheck down: {e}");
+                return 2;
+            }
+        }
+    };
+    let mut code = 0;
+    for c in cells {
+        match c.down().await {
+            Ok(()) => println!("down: {}", c.name),
+            Err(e) => {
+                eprintln!("labcheck down: {}: {e}", c.name);
+                code = 2;
+            }
+        }
+    }
+    code
+}
+
+async fn grade(args: GradeArgs) -> i32 {
+    let mut opts = RunOptions::new(vec![args.lab.clone()]);
+    opts.step = args.step;
+    let target = match &args.cell {
+        Some(name) => match kept::find(&opts.state_dir, name) {
+            Ok(c) => runner::GradeTarget::Kept(c),
+            Err(e) => {
+                eprintln!("labcheck grade: {e}");
+                return 2;
+            }
+        },
+        None => runner::GradeTarget::Learner {
+            kubeconfig: args.kubeconfig,
+            context: args.context,
+            root: args.root,
+        },
+    };
+    let record = Rc::new(std::cell::RefCell::new(crate::report::Record::default()));
+    let sink_record = record.clone();
+    let summary = match runner::grade(
+        &opts,
+        target,
+        Rc::new(move |e| sink_record.borrow_mut().apply(&e)),
+    )
+    .await
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("labcheck grade: {e}");
+            return 2;
+        }
+    };
+    print!("{}", crate::report::grade_text(&record.borrow()));
+    for e in &summary.harness_errors {
+        eprintln!("labcheck grade: {e}");
+    }
+    summary.exit_code()
+}
+
+/// `labcheck render`: 0 when written, 1 when the lab has problems, 2 when it cannot be read or
+/// the page cannot be written.
+fn render(
+    lab: &Path,
+    with_solution: bool,
+    format: crate::render::Format,
+    output: Option<&Path>,
+) -> i32 {
+    let (lab, feature) = match crate::lint::load(lab) {
+        Err(e) => {
+            eprintln!("labcheck render: {e}");
+            return 2;
+        }
+        Ok(Err(problems)) => {
+            for p in &problems {
+                eprintln!("{p}");
+            }
+            return 1;
+        }
+        Ok(Ok(loaded)) => loaded,
+    };
+    let source = std::fs::read_to_string(&lab.path).unwrap_or_default();
+    let page = crate::render::render(&source, &feature, &lab, format, with_solution);
+    match output {
+        None => {
+            print!("{page}");
+            0
+        }
+        Some(path) => match std::fs::write(path, page) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("labcheck render: cannot write {}: {e}", path.display());
+                2
+            }
+        },
+    }
+}
+
+/// `labcheck merge`: 0 when every merged cell passed, 1 when one failed, 2 when a report cannot
+/// be read, two reports hold the same cell, or the merged reports cannot be written.
+fn merge(dirs: &[PathBuf], out: &Path) -> i32 {
+    let mut record = crate::report::Record::default();
+    for dir in dirs {
+        let merged = crate::report::Record::load(dir).and_then(|r| record.merge(r, dir));
+        if let Err(e) = merged {
+            eprintln!("labcheck merge: {e}");
+            return 2;
+        }
+    }
+    if let Err(e) = record.write(out) {
+        eprintln!(
+            "labcheck merge: cannot write reports to {}: {e}",
+            out.display()
+        );
+        return 2;
+    }
+    println!("{}", crate::report::summary::markdown(&record));
+    let (passed, failed, not_run) = record.counts();
+    println!("{passed} passed, {failed} failed, {not_run} skipped");
+    if record.passed() { 0 } else { 1 }
+}

@@ -1,0 +1,170 @@
+//! Resolving a run's [`Environment`]: the versions file that applies to the labs, the Istio
+//! matrix, every tool the planned cells need (built where the cache lacks it) and the cluster
+//! backend they run on. The command line only says what was asked; this decides what it means.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::environment::{Environment, Needs, Tool};
+use super::{CellPlan, default_state_dir, interruptible};
+use crate::cluster::{self, Backend, LocalTools};
+use crate::toolchain::{self, Toolchain, Versions};
+
+/// Where clusters come from (`--cluster`).
+#[derive(Clone, Debug, Default)]
+pub enum ClusterChoice {
+    /// kube-apiserver + etcd inside each cell (the default).
+    #[default]
+    Local,
+    /// A named context of a kubeconfig; labs mutate it, so it must be allowed.
+    Existing {
+        kubeconfig: Option<PathBuf>,
+        context: Option<String>,
+        allowed: bool,
+    },
+    /// A kind cluster per cell.
+    Kind { node_image: Option<String> },
+}
+
+/// Why a run's environment could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum EnvironmentError {
+    /// A tool could not be resolved.
+    #[error("{}", toolchain::error_chain(.0))]
+    Tool(#[from] toolchain::ToolError),
+    /// The versions file could not be read.
+    #[error("{}", toolchain::error_chain(&**.0))]
+    Setup(Arc<toolchain::ToolError>),
+    #[error("--cluster existing needs --kubeconfig")]
+    NoKubeconfig,
+    #[error("--cluster existing needs --context")]
+    NoContext,
+    #[error(transparent)]
+    Cluster(#[from] cluster::ClusterError),
+    /// A signal came while tools were being built; nothing half-built was kept.
+    #[error("interrupted while installing tools; nothing half-built was kept")]
+    Interrupted(i32),
+}
+
+impl EnvironmentError {
+    /// The exit code: 128 + the signal for an interruption, else 2 (a harness error).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            EnvironmentError::Interrupted(signal) => 128 + signal,
+            _ => 2,
+        }
+    }
+}
+
+/// The toolchain and the versions file, or why the versions file could not be read.
+pub type Setup = Result<(Toolchain, Versions), Arc<toolchain::ToolError>>;
+
+/// The toolchain and the versions file that apply to the labs at `paths` (the nearest
+/// `istio-versions.toml` walking up from them, else the working directory's).
+pub fn tool_setup_for(paths: &[PathBuf]) -> Setup {
+    let versions = toolchain::load_versions(&toolchain::versions_dir(paths)).map_err(Arc::new)?;
+    let tc = Toolchain::new(Toolchain::default_cache_dir()).with_versions(&versions);
+    Ok((tc, versions))
+}
+
+/// The Istio labels to run: those asked for, else the versions file's default matrix; a label
+/// asked for twice (`--istio 1.31,1.31`) is one point of the matrix.
+pub fn matrix(versions: &Versions, requested: &[String]) -> Vec<String> {
+    let mut labels = if requested.is_empty() {
+        versions.default_labels().to_vec()
+    } else {
+        requested.to_vec()
+    };
+    let mut seen = std::collections::HashSet::new();
+    labels.retain(|l| seen.insert(l.clone()));
+    labels
+}
+
+fn tool(r: &toolchain::Resolved) -> Tool {
+    Tool {
+        name: r.tool.name().to_owned(),
+        version: r.version.clone(),
+        source: r.source.to_string(),
+        path: r.path.clone(),
+    }
+}
+
+/// The environment the planned cells need: nothing beyond the sandbox for sandbox-only labs,
+/// else the toolchain resolved (built where missing) and the cluster backend. A signal during
+/// the builds stops them and removes what this process half-wrote.
+pub async fn environment_for(
+    setup: &Setup,
+    choice: &ClusterChoice,
+    cells: &[CellPlan],
+) -> Result<Environment, EnvironmentError> {
+    if cells.iter().all(|c| c.needs == Needs::Sandbox) {
+        return Ok(Environment::sandbox_only());
+    }
+    let (tc, versions) = match setup {
+        Ok(setup) => setup,
+        Err(e) => return Err(EnvironmentError::Setup(e.clone())),
+    };
+    match interruptible(prepare(tc, versions, choice, cells)).await {
+        Ok(env) => env,
+        Err(signal) => {
+            tc.clean_interrupted();
+            Err(EnvironmentError::Interrupted(signal))
+        }
+    }
+}
+
+/// Resolves every tool the planned cells need (building what the cache lacks) and the backend.
+async fn prepare(
+    tc: &Toolchain,
+    versions: &Versions,
+    choice: &ClusterChoice,
+    cells: &[CellPlan],
+) -> Result<Environment, EnvironmentError> {
+    let mut env = Environment::sandbox_only();
+    let mut labels: Vec<String> = cells
+        .iter()
+        .filter(|c| c.needs == Needs::Istio)
+        .map(|c| c.id.label.clone())
+        .collect();
+    labels.dedup();
+    for label in labels {
+        let spec = versions.resolve(&label)?;
+        env.istioctl.insert(label, tool(&tc.istioctl(&spec).await?));
+    }
+    env.kubectl = Some(tool(&tc.kubectl().await?));
+    env.backend = Some(match choice {
+        ClusterChoice::Local => {
+            let apiserver = tc.kube_apiserver().await?;
+            let etcd = tc.etcd().await?;
+            env.kubernetes = Some(tool(&apiserver));
+            Backend::Local(cluster::Local {
+                tools: LocalTools {
+                    etcd: etcd.path,
+                    kube_apiserver: apiserver.path,
+                },
+                templates: Some(default_state_dir().join("templates")),
+            })
+        }
+        ClusterChoice::Existing {
+            kubeconfig,
+            context,
+            allowed,
+        } => {
+            let kubeconfig = kubeconfig.clone().ok_or(EnvironmentError::NoKubeconfig)?;
+            let context = context.clone().ok_or(EnvironmentError::NoContext)?;
+            if !allowed {
+                return Err(cluster::ClusterError::ExistingNotAllowed { context }.into());
+            }
+            Backend::Existing(cluster::Existing {
+                kubeconfig,
+                context,
+                allowed: *allowed,
+            })
+        }
+        ClusterChoice::Kind { node_image } => Backend::Kind(cluster::Kind {
+            node_image: node_image.clone(),
+            kind: PathBuf::from("kind"),
+        }),
+    });
+    Ok(env)
+}
