@@ -2,8 +2,12 @@
 //! the lab's steps, run for real in a sandboxed cell and graded by checks.
 //!
 //! The modules follow the pipeline, and dependencies point down it only:
-//! [`model`] (labs, cells, outcomes, events; no I/O) → [`lint`] → [`sandbox`] → [`checks`] →
-//! [`steps`] (the cucumber bindings) → [`runner`] → [`report`].
+//! [`model`] (labs, cells, outcomes, events; no I/O) → [`checks`] (checks as data, and their
+//! evaluation on files) → [`steps`] (the phrase table; `compile(step) -> Action`, pure; the
+//! world that carries actions out and the cucumber bindings) → [`lint`] (parses and compiles,
+//! runs nothing) → [`sandbox`], [`cluster`], [`toolchain`] (a cell's environment) → [`runner`]
+//! (plan, resolve the environment, run cells, checkpoints) → [`report`]; [`mutate`] drives the
+//! runner; [`cli`] only turns flags into calls and outcomes into exit codes.
 
 pub mod cell;
 pub mod checkpoint;

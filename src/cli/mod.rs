@@ -18,6 +18,7 @@ pub use args::{Cli, ClusterKind, Command, GradeArgs, MutateArgs, RunArgs, ToolsA
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
+    crate::sandbox::unix::close_inherited_on_exec();
     main_from(std::env::args_os())
 }
 

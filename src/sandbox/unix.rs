@@ -122,6 +122,43 @@ fn join_cgroups(files: &[CString]) -> io::Result<()> {
     Ok(())
 }
 
+/// Marks every descriptor from 3 up close-on-exec, once at start: what labcheck inherited from
+/// its caller (an open directory, a lock taken around `labcheck run`) then reaches nothing it
+/// starts — no learner command, no kept cell's holder, no etcd or kube-apiserver. (Processes it
+/// forks without exec close their descriptors themselves: see `relay` and `init_loop`.)
+pub fn close_inherited_on_exec() {
+    // SAFETY: close_range(2) takes plain integers.
+    let done = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    } == 0;
+    if done {
+        return;
+    }
+    // Kernels before 5.11: one descriptor at a time.
+    let fds: Vec<RawFd> = std::fs::read_dir("/proc/self/fd")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|&fd| fd > 2)
+        .collect();
+    for fd in fds {
+        // SAFETY: fcntl(2) on a descriptor number; one that is gone (the directory's own) fails
+        // with EBADF and is skipped.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
+}
+
 /// Closes every descriptor from `first` up.
 fn close_from(first: libc::c_uint) {
     // SAFETY: close_range(2) takes plain integers.

@@ -4,6 +4,7 @@ mod author;
 mod broken;
 mod checkpoint;
 mod cluster;
+mod descriptors;
 mod honest;
 mod hostile;
 mod lifecycle;
