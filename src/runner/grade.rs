@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{Needs, RunOptions, Sink, Summary, plan, run_scenarios};
+use super::scenarios::run_scenarios;
+use super::{Needs, RunOptions, Sink, Summary, plan};
 use crate::cell::Cell;
 use crate::model::Event;
 use crate::sandbox::{Sandbox, SandboxOptions};

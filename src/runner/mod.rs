@@ -1,154 +1,45 @@
-//! The runner: turns paths and options into a plan of cells (validate early: discovery, lint, tag
-//! expression — before anything starts), then runs each cell's lab through cucumber-rs, one
-//! cucumber instance per cell with its scenarios in file order, cells in parallel up to `--jobs`.
-//! A failed step stops its lab; what did not run is reported as such. Reporting happens only
+//! The runner: [`plan`] turns paths and options into cells (validated before anything starts),
+//! [`resolve`] finds the tools and backend they need, and this module runs them — each cell's
+//! environment prepared ahead of its turn, its lab through cucumber-rs ([`scenarios`]), cells in
+//! parallel up to `--jobs`, stopped by [`signal`]s; [`leftovers`] keeps what a cell leaves. A
+//! failed step stops its lab; what did not run is reported as such. Reporting happens only
 //! through [`Event`]s handed to a [`Sink`].
 
 mod adapter;
 pub mod environment;
 mod grade;
+mod leftovers;
+mod plan;
 pub mod resolve;
 pub mod resume;
+mod scenarios;
 pub mod shard;
+mod signal;
 
 pub use environment::{Environment, Needs, Tool};
 pub use grade::{GradeTarget, grade};
+pub use plan::{CellPlan, PlanError, RunOptions, default_state_dir, plan};
 pub use resolve::{
     ClusterChoice, EnvironmentError, Setup, environment_for, matrix, tool_setup_for,
 };
 pub use shard::Shard;
+pub use signal::{interruptible, shutdown_signal};
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cucumber::World as _;
-use cucumber::gherkin;
-use cucumber::tag::Ext as _;
-use futures::FutureExt;
-
 use crate::cell::Cell;
-use crate::checkpoint::{Checkpoint, Key, Store};
+use crate::checkpoint::{Checkpoint, Store};
 use crate::cluster::{CellEnv, Cluster};
-use crate::lint::{self, Problem, ReadError, tags};
-use crate::model::{CellId, Event, Lab, Outcome, Resumed, StepKind, ToolsInfo};
+use crate::model::{CellId, Event, Resumed, ToolsInfo};
 use crate::sandbox::{Sandbox, SandboxOptions};
-use crate::steps::{LabWorld, ScenarioContext};
+use leftovers::{keep_leftovers, record_kept};
+use scenarios::{Checkpointer, not_run, run_scenarios};
 
 /// Where events go: console, JUnit, summaries.
 pub type Sink = Rc<dyn Fn(Event)>;
-
-/// What `labcheck run` was asked to do.
-#[derive(Clone, Debug)]
-pub struct RunOptions {
-    pub paths: Vec<PathBuf>,
-    pub jobs: usize,
-    pub keep: bool,
-    pub tags: Option<String>,
-    /// Run steps 1..=N of each lab and keep the cell.
-    pub step: Option<usize>,
-    /// Where cells live while they run (`LABCHECK_STATE_DIR`, default `/var/tmp/labcheck`).
-    pub state_dir: PathBuf,
-    /// Where reports and the leftovers of failed cells go (default `target/labcheck`).
-    pub report_dir: PathBuf,
-    /// The Istio labels of the matrix, for labs tagged `@istio`.
-    pub istio: Vec<String>,
-    /// Why there are no Istio labels (no versions file found), for labs tagged `@istio`.
-    pub istio_unavailable: Option<String>,
-    /// Whether mistake scenarios get cells of their own (not in `--step N` or mutation runs).
-    pub mistakes: bool,
-    /// Whether scenarios must show a failing check before their commands (not for mutants,
-    /// whose earlier steps already differ from the reference).
-    pub discrimination: bool,
-    /// A timeout for every learner command, instead of the scenarios' own.
-    pub timeout: Option<Duration>,
-    /// Files each cell's sandbox holds at the end of its run, reported as [`Event::Captured`].
-    pub capture: Vec<PathBuf>,
-    /// The labs are copies of this lab (mutants): fixtures resolve from it, reports point at it.
-    pub origin: Option<PathBuf>,
-    /// Run only this shard of the plan (`--shard K/N`).
-    pub shard: Option<Shard>,
-    /// Whether cells may start from checkpoints instead of replaying steps (`--no-checkpoints`
-    /// replays every step).
-    pub checkpoints: bool,
-    /// Main cells start from the latest checkpoint of their steps on disk (`run --step N`,
-    /// mutants).
-    pub resume: bool,
-    /// Checkpoints on disk are not used, and those the run writes replace them (`--fresh`).
-    pub fresh: bool,
-    /// A checkpoint after every passing step of a main cell (`run --step N`, a mutation run's
-    /// baseline), not only those another cell of the run starts from.
-    pub checkpoint_all: bool,
-}
-
-impl RunOptions {
-    pub fn new(paths: Vec<PathBuf>) -> RunOptions {
-        RunOptions {
-            paths,
-            jobs: 2,
-            keep: false,
-            tags: None,
-            step: None,
-            state_dir: default_state_dir(),
-            report_dir: PathBuf::from("target/labcheck"),
-            istio: Vec::new(),
-            istio_unavailable: None,
-            mistakes: true,
-            discrimination: true,
-            timeout: None,
-            capture: Vec::new(),
-            origin: None,
-            shard: None,
-            checkpoints: true,
-            resume: false,
-            fresh: false,
-            checkpoint_all: false,
-        }
-    }
-}
-
-/// `LABCHECK_STATE_DIR` or `/var/tmp/labcheck`: outside every directory the sandbox overlays.
-pub fn default_state_dir() -> PathBuf {
-    std::env::var_os("LABCHECK_STATE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/tmp/labcheck"))
-}
-
-/// Why a run could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum PlanError {
-    #[error(transparent)]
-    Read(#[from] ReadError),
-    #[error("{}", .0.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("\n"))]
-    Lint(Vec<Problem>),
-    #[error("invalid tag expression {expr:?}: {message}")]
-    Tags { expr: String, message: String },
-    #[error("no lab found under {0}")]
-    Empty(String),
-    #[error("nothing to run: {0}")]
-    Nothing(String),
-    #[error("{lab}: the lab is tagged @istio and there is no Istio version to run it on: {why}")]
-    NoIstio { lab: String, why: String },
-    #[error(
-        "shard {shard} has no cells: the run plans {planned}, so at most {planned} shards have work"
-    )]
-    EmptyShard { shard: Shard, planned: usize },
-}
-
-/// One cell to run: which lab, and which of its scenarios (by line).
-#[derive(Clone, Debug)]
-pub struct CellPlan {
-    pub id: CellId,
-    pub lab: Arc<Lab>,
-    pub lines: Vec<usize>,
-    pub needs: Needs,
-    /// The checkpoint the cell starts from (the steps before it are not run).
-    pub resume: Option<resume::Resume>,
-    /// The steps (by line) after which the cell writes a checkpoint, and their keys.
-    pub checkpoints: BTreeMap<usize, Key>,
-}
 
 /// How a run ended.
 #[derive(Debug, Default)]
@@ -174,146 +65,6 @@ impl Summary {
             0
         }
     }
-}
-
-/// Lints the labs under `opts.paths` and expands them into cells.
-pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
-    let files = lint::discover(&opts.paths)?;
-    if files.is_empty() {
-        return Err(PlanError::Empty(
-            opts.paths
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-        ));
-    }
-    let filter = match &opts.tags {
-        None => None,
-        Some(expr) => Some(
-            expr.parse::<gherkin::tagexpr::TagOperation>()
-                .map_err(|e| PlanError::Tags {
-                    expr: expr.clone(),
-                    message: e.to_string(),
-                })?,
-        ),
-    };
-    if opts.step == Some(0) {
-        return Err(PlanError::Nothing(
-            "--step 0 selects no step (steps count from 1)".to_owned(),
-        ));
-    }
-    let mut problems = Vec::new();
-    let mut cells = Vec::new();
-    let stem = |f: &PathBuf| f.file_stem().map(|s| s.to_owned());
-    for file in &files {
-        let loaded = match &opts.origin {
-            Some(origin) => lint::load_as(file, origin)?,
-            None => lint::load(file)?,
-        };
-        let (mut lab, feature) = match loaded {
-            Ok(loaded) => loaded,
-            Err(p) => {
-                problems.extend(p);
-                continue;
-            }
-        };
-        if files.iter().filter(|f| stem(f) == stem(file)).count() > 1 {
-            // Two labs of one name: their cells are named by their paths.
-            lab.id = file
-                .with_extension("")
-                .to_string_lossy()
-                .trim_start_matches(['.', '/'])
-                .replace(['/', '.'], "-");
-        }
-        let lab = Arc::new(lab);
-        let selected = |s: &crate::model::LabStep| {
-            let in_range = opts.step.is_none_or(|n| s.index <= n);
-            let tagged = filter
-                .as_ref()
-                .is_none_or(|f| f.eval(s.tags.iter().chain(&feature.tags)));
-            in_range && tagged
-        };
-        let steps: Vec<usize> = lab
-            .steps
-            .iter()
-            .filter(|s| s.kind == StepKind::Step && selected(s))
-            .map(|s| s.line)
-            .collect();
-        let needs = Needs::of(&feature.tags);
-        if needs == Needs::Istio && opts.istio.is_empty() {
-            return Err(PlanError::NoIstio {
-                lab: file.display().to_string(),
-                why: opts.istio_unavailable.clone().unwrap_or_else(|| {
-                    "the matrix is empty (istio-versions.toml's default, or --istio)".to_owned()
-                }),
-            });
-        }
-        let labels = match needs {
-            Needs::Istio => opts.istio.clone(),
-            Needs::Sandbox | Needs::Cluster => vec!["-".to_owned()],
-        };
-        for label in labels {
-            if !steps.is_empty() {
-                cells.push(CellPlan {
-                    id: CellId {
-                        lab: lab.slug(),
-                        label: label.clone(),
-                        mistake: None,
-                    },
-                    lab: lab.clone(),
-                    lines: steps.clone(),
-                    needs,
-                    resume: None,
-                    checkpoints: BTreeMap::new(),
-                });
-            }
-            // `--step N` is an author's loop on the lab's steps; mistakes run in full runs.
-            let mistakes = lab.steps.iter().filter(|s| {
-                s.kind == StepKind::Mistake && opts.step.is_none() && opts.mistakes && selected(s)
-            });
-            for m in mistakes {
-                // The mistake replaces the step it follows: replay the steps before that one.
-                let before = lab
-                    .steps
-                    .iter()
-                    .filter(|s| s.kind == StepKind::Step && s.index < m.index);
-                let mut lines: Vec<usize> = before.map(|s| s.line).collect();
-                lines.push(m.line);
-                cells.push(CellPlan {
-                    id: CellId {
-                        lab: lab.slug(),
-                        label: label.clone(),
-                        mistake: Some(m.line),
-                    },
-                    lab: lab.clone(),
-                    lines,
-                    needs,
-                    resume: None,
-                    checkpoints: BTreeMap::new(),
-                });
-            }
-        }
-    }
-    if !problems.is_empty() {
-        return Err(PlanError::Lint(problems));
-    }
-    if cells.is_empty() {
-        return Err(PlanError::Nothing(match (&opts.tags, opts.step) {
-            (Some(t), _) => format!("no scenario matches --tags {t:?}"),
-            (None, Some(n)) => format!("no lab has a step {n} or earlier"),
-            (None, None) => "the labs have no steps to run".to_owned(),
-        }));
-    }
-    if let Some(shard) = opts.shard {
-        let planned = cells.len();
-        let mut position = 0..;
-        cells.retain(|_| position.next().is_some_and(|p| shard.takes(p)));
-        if cells.is_empty() {
-            return Err(PlanError::EmptyShard { shard, planned });
-        }
-    }
-    Ok(cells)
 }
 
 /// What the cells of one run share.
@@ -425,32 +176,6 @@ pub async fn run(
         duration: started.elapsed(),
     });
     summary
-}
-
-/// Runs `work` unless SIGINT, SIGTERM or SIGHUP comes first: then `work` is dropped (what it
-/// started is killed by its guards) and the signal is returned.
-pub async fn interruptible<T>(work: impl std::future::Future<Output = T>) -> Result<T, i32> {
-    tokio::select! {
-        done = work => Ok(done),
-        signal = shutdown_signal() => Err(signal),
-    }
-}
-
-/// Waits for SIGINT, SIGTERM or SIGHUP; returns which.
-pub async fn shutdown_signal() -> i32 {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = int.recv() => libc::SIGINT,
-        _ = term.recv() => libc::SIGTERM,
-        _ = hup.recv() => libc::SIGHUP,
-    }
 }
 
 /// Where a cell of this run lives.
@@ -740,205 +465,4 @@ fn cell_tools(env: &Environment, plan: &CellPlan, cluster: Option<&Cluster>) -> 
             .push(("cluster".into(), c.version.clone(), c.backend.into()));
     }
     info
-}
-
-/// Writes what `labcheck ps`, `shell`, `grade` and `down` need to find a kept cell.
-fn record_kept(cell: &Cell, cluster: Option<&Cluster>) {
-    let mut record = crate::kept::KeptCell {
-        name: cell
-            .sandbox
-            .dir()
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| cell.id.slug()),
-        id: cell.id.to_string(),
-        lab: std::fs::canonicalize(&cell.lab.path).unwrap_or_else(|_| cell.lab.path.clone()),
-        dir: cell.sandbox.dir().to_owned(),
-        holder: cell.sandbox.holder_pid().unwrap_or_default(),
-        cluster_pids: cluster.map(|c| c.pids()).unwrap_or_default(),
-        env: cell
-            .sandbox
-            .env()
-            .into_iter()
-            .map(|(k, v)| (k, v.to_string_lossy().into_owned()))
-            .collect(),
-        workdir: cell.sandbox.workdir(),
-        has_cluster: cluster.is_some(),
-        started: Default::default(),
-        pid_namespace: None,
-    };
-    record.pid_namespace = crate::kept::pid_namespace(record.holder);
-    record.started = std::iter::once(record.holder)
-        .chain(record.cluster_pids.iter().map(|p| *p as i32))
-        .filter_map(|p| crate::kept::start_time(p).map(|t| (p, t)))
-        .collect();
-    let _ = record.save();
-}
-
-/// Runs the planned scenarios of one cell through cucumber; returns whether all passed and a
-/// harness error, if any.
-pub(crate) async fn run_scenarios(
-    plan: &CellPlan,
-    cell: Arc<Cell>,
-    sink: Sink,
-    checkpointer: Option<Rc<Checkpointer>>,
-) -> (bool, Option<String>) {
-    let lines = plan.lines.clone();
-    let feature_path = plan.lab.path.display().to_string();
-    let hook_cell = cell.clone();
-    let after_cell = cell.clone();
-    let adapter = adapter::Adapter::new(cell.clone(), plan.lab.clone(), sink.clone());
-    let cucumber = LabWorld::cucumber::<PathBuf>()
-        .steps(crate::steps::bindings::collection())
-        .max_concurrent_scenarios(1);
-    // A failed step stops a run (later steps would cascade); grading looks at every step.
-    let cucumber = if cell.grading {
-        cucumber
-    } else {
-        cucumber.fail_fast()
-    };
-    let writer = cucumber
-        .before(move |_, _, scenario, world| {
-            world.cell = Some(hook_cell.clone());
-            world.scenario = scenario_context(&feature_path, scenario);
-            async {}.boxed_local()
-        })
-        .after(move |_, _, scenario, finished, _| {
-            // Before the next scenario starts: the cell is as this step left it.
-            let passed = matches!(finished, cucumber::event::ScenarioFinished::StepPassed);
-            let line = scenario.position.line;
-            let (cell, checkpointer) = (after_cell.clone(), checkpointer.clone());
-            async move {
-                if let Some(c) = checkpointer
-                    && passed
-                {
-                    c.write(&cell, line).await;
-                }
-            }
-            .boxed_local()
-        })
-        .with_writer(adapter)
-        .with_default_cli()
-        .filter_run(plan.lab.path.clone(), move |_, _, sc| {
-            lines.contains(&sc.position.line)
-        })
-        .await;
-    crate::steps::world::quiet_step_panics();
-    let mut passed = writer.error.is_none();
-    let mut error = writer.error.clone();
-    let mut missing = Vec::new();
-    for line in &plan.lines {
-        match writer.finished.iter().find(|(l, _)| l == line) {
-            Some((_, outcome)) => {
-                passed &= outcome.is_pass();
-                if let Outcome::Error { line, message } = outcome {
-                    error.get_or_insert_with(|| {
-                        format!(
-                            "{}:{line}: {}",
-                            plan.lab.origin().display(),
-                            message.lines().next().unwrap_or_default()
-                        )
-                    });
-                }
-            }
-            None => missing.push(*line),
-        }
-    }
-    passed &= missing.is_empty();
-    not_run(plan, &sink, &missing, "an earlier step failed");
-    (passed, error)
-}
-
-/// Writes a main cell's checkpoints as its steps pass, and hands them to the cells that wait.
-pub(crate) struct Checkpointer {
-    store: Store,
-    /// The steps to checkpoint, by line.
-    keys: BTreeMap<usize, Key>,
-    /// The cluster's state, when the cell has a cluster.
-    etcd: Option<crate::cluster::local::EtcdState>,
-    slots: Rc<resume::Slots>,
-    /// Checkpoints that could not be written (harness faults).
-    errors: std::cell::RefCell<Vec<String>>,
-}
-
-impl Checkpointer {
-    async fn write(&self, cell: &Cell, line: usize) {
-        let Some(key) = self.keys.get(&line) else {
-            return;
-        };
-        let Some(step) = cell.lab.steps.iter().find(|s| s.line == line) else {
-            return;
-        };
-        match self.store.write(key, cell, self.etcd.as_ref(), step).await {
-            Ok(c) => self.slots.fill(key, resume::Slot::Ready(c)),
-            Err(e) => {
-                let error = format!("{}: {e}", cell.id);
-                self.slots.fill(key, resume::Slot::Failed(error.clone()));
-                self.errors.borrow_mut().push(error);
-            }
-        }
-    }
-}
-
-fn scenario_context(feature: &str, scenario: &gherkin::Scenario) -> ScenarioContext {
-    ScenarioContext {
-        feature: feature.to_owned(),
-        checks: scenario
-            .steps
-            .iter()
-            .filter(|s| s.ty == gherkin::StepType::Then)
-            .cloned()
-            .collect(),
-        timeout: tags::value(&scenario.tags, tags::TIMEOUT)
-            .and_then(|v| v.parse().ok())
-            .map(Duration::from_secs),
-        discriminate: !tags::has(&scenario.tags, tags::NO_DISCRIMINATION)
-            && !tags::has(&scenario.tags, tags::MISTAKE),
-    }
-}
-
-/// Reports the scenarios at `lines` of a cell as not run.
-fn not_run(plan: &CellPlan, sink: &Sink, lines: &[usize], reason: &str) {
-    for line in lines {
-        if let Some(step) = plan.lab.steps.iter().find(|s| s.line == *line) {
-            sink(Event::StepFinished {
-                cell: plan.id.clone(),
-                step: step.clone(),
-                outcome: Outcome::NotRun {
-                    reason: reason.to_owned(),
-                },
-                duration: Duration::ZERO,
-                transcripts: Vec::new(),
-                checks: Vec::new(),
-                artifacts: Vec::new(),
-            });
-        }
-    }
-}
-
-/// The most a failed cell's leftovers take in the report directory.
-const LEFTOVERS_MAX: u64 = 64 << 20;
-
-/// Copies what the learner's commands wrote (the overlays' upper layers) into the report
-/// directory — symlinks as symlinks, never followed, up to [`LEFTOVERS_MAX`] — or, for a kept
-/// cell, points at the live cell.
-fn keep_leftovers(opts: &RunOptions, cell: &Cell, keep: bool) -> Option<PathBuf> {
-    if keep {
-        return Some(cell.sandbox.dir().to_owned());
-    }
-    let report = opts.report_dir.join(cell.id.slug());
-    let target = report.join("files");
-    let _ = std::fs::remove_dir_all(&target);
-    let read = crate::sandbox::tree::read_lenient(&cell.sandbox.upper_dir(), LEFTOVERS_MAX).ok()?;
-    let _ = crate::sandbox::tree::write(&read.entries, &target);
-    if read.cut {
-        let _ = std::fs::write(
-            report.join("files-truncated.txt"),
-            format!(
-                "the cell wrote more than {} MiB: files past that were not copied\n",
-                LEFTOVERS_MAX >> 20
-            ),
-        );
-    }
-    Some(report)
 }

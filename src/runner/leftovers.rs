@@ -1,0 +1,68 @@
+//! What a cell leaves behind: the record a kept cell is found by (`ps`, `shell`, `grade`,
+//! `down`), and a failed cell's files copied into the report directory.
+
+use std::path::PathBuf;
+
+use super::RunOptions;
+use crate::cell::Cell;
+use crate::cluster::Cluster;
+
+/// Writes what `labcheck ps`, `shell`, `grade` and `down` need to find a kept cell.
+pub(super) fn record_kept(cell: &Cell, cluster: Option<&Cluster>) {
+    let mut record = crate::kept::KeptCell {
+        name: cell
+            .sandbox
+            .dir()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| cell.id.slug()),
+        id: cell.id.to_string(),
+        lab: std::fs::canonicalize(&cell.lab.path).unwrap_or_else(|_| cell.lab.path.clone()),
+        dir: cell.sandbox.dir().to_owned(),
+        holder: cell.sandbox.holder_pid().unwrap_or_default(),
+        cluster_pids: cluster.map(|c| c.pids()).unwrap_or_default(),
+        env: cell
+            .sandbox
+            .env()
+            .into_iter()
+            .map(|(k, v)| (k, v.to_string_lossy().into_owned()))
+            .collect(),
+        workdir: cell.sandbox.workdir(),
+        has_cluster: cluster.is_some(),
+        started: Default::default(),
+        pid_namespace: None,
+    };
+    record.pid_namespace = crate::kept::pid_namespace(record.holder);
+    record.started = std::iter::once(record.holder)
+        .chain(record.cluster_pids.iter().map(|p| *p as i32))
+        .filter_map(|p| crate::kept::start_time(p).map(|t| (p, t)))
+        .collect();
+    let _ = record.save();
+}
+
+/// The most a failed cell's leftovers take in the report directory.
+const LEFTOVERS_MAX: u64 = 64 << 20;
+
+/// Copies what the learner's commands wrote (the overlays' upper layers) into the report
+/// directory — symlinks as symlinks, never followed, up to [`LEFTOVERS_MAX`] — or, for a kept
+/// cell, points at the live cell.
+pub(super) fn keep_leftovers(opts: &RunOptions, cell: &Cell, keep: bool) -> Option<PathBuf> {
+    if keep {
+        return Some(cell.sandbox.dir().to_owned());
+    }
+    let report = opts.report_dir.join(cell.id.slug());
+    let target = report.join("files");
+    let _ = std::fs::remove_dir_all(&target);
+    let read = crate::sandbox::tree::read_lenient(&cell.sandbox.upper_dir(), LEFTOVERS_MAX).ok()?;
+    let _ = crate::sandbox::tree::write(&read.entries, &target);
+    if read.cut {
+        let _ = std::fs::write(
+            report.join("files-truncated.txt"),
+            format!(
+                "the cell wrote more than {} MiB: files past that were not copied\n",
+                LEFTOVERS_MAX >> 20
+            ),
+        );
+    }
+    Some(report)
+}

@@ -1,0 +1,266 @@
+//! Planning a run: what `labcheck run` was asked ([`RunOptions`]) turned into cells
+//! ([`CellPlan`]), validated before anything starts — discovery, lint, the tag expression,
+//! `--step`, the Istio matrix, shards, and which checkpoints each cell starts from and writes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cucumber::gherkin;
+use cucumber::tag::Ext as _;
+
+use super::{Needs, Shard, resume};
+use crate::checkpoint::Key;
+use crate::lint::{self, Problem, ReadError};
+use crate::model::{CellId, Lab, StepKind};
+
+/// What `labcheck run` was asked to do.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub paths: Vec<PathBuf>,
+    pub jobs: usize,
+    pub keep: bool,
+    pub tags: Option<String>,
+    /// Run steps 1..=N of each lab and keep the cell.
+    pub step: Option<usize>,
+    /// Where cells live while they run (`LABCHECK_STATE_DIR`, default `/var/tmp/labcheck`).
+    pub state_dir: PathBuf,
+    /// Where reports and the leftovers of failed cells go (default `target/labcheck`).
+    pub report_dir: PathBuf,
+    /// The Istio labels of the matrix, for labs tagged `@istio`.
+    pub istio: Vec<String>,
+    /// Why there are no Istio labels (no versions file found), for labs tagged `@istio`.
+    pub istio_unavailable: Option<String>,
+    /// Whether mistake scenarios get cells of their own (not in `--step N` or mutation runs).
+    pub mistakes: bool,
+    /// Whether scenarios must show a failing check before their commands (not for mutants,
+    /// whose earlier steps already differ from the reference).
+    pub discrimination: bool,
+    /// A timeout for every learner command, instead of the scenarios' own.
+    pub timeout: Option<Duration>,
+    /// Files each cell's sandbox holds at the end of its run, reported as [`Event::Captured`].
+    pub capture: Vec<PathBuf>,
+    /// The labs are copies of this lab (mutants): fixtures resolve from it, reports point at it.
+    pub origin: Option<PathBuf>,
+    /// Run only this shard of the plan (`--shard K/N`).
+    pub shard: Option<Shard>,
+    /// Whether cells may start from checkpoints instead of replaying steps (`--no-checkpoints`
+    /// replays every step).
+    pub checkpoints: bool,
+    /// Main cells start from the latest checkpoint of their steps on disk (`run --step N`,
+    /// mutants).
+    pub resume: bool,
+    /// Checkpoints on disk are not used, and those the run writes replace them (`--fresh`).
+    pub fresh: bool,
+    /// A checkpoint after every passing step of a main cell (`run --step N`, a mutation run's
+    /// baseline), not only those another cell of the run starts from.
+    pub checkpoint_all: bool,
+}
+
+impl RunOptions {
+    pub fn new(paths: Vec<PathBuf>) -> RunOptions {
+        RunOptions {
+            paths,
+            jobs: 2,
+            keep: false,
+            tags: None,
+            step: None,
+            state_dir: default_state_dir(),
+            report_dir: PathBuf::from("target/labcheck"),
+            istio: Vec::new(),
+            istio_unavailable: None,
+            mistakes: true,
+            discrimination: true,
+            timeout: None,
+            capture: Vec::new(),
+            origin: None,
+            shard: None,
+            checkpoints: true,
+            resume: false,
+            fresh: false,
+            checkpoint_all: false,
+        }
+    }
+}
+
+/// `LABCHECK_STATE_DIR` or `/var/tmp/labcheck`: outside every directory the sandbox overlays.
+pub fn default_state_dir() -> PathBuf {
+    std::env::var_os("LABCHECK_STATE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/labcheck"))
+}
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("{}", .0.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("\n"))]
+    Lint(Vec<Problem>),
+    #[error("invalid tag expression {expr:?}: {message}")]
+    Tags { expr: String, message: String },
+    #[error("no lab found under {0}")]
+    Empty(String),
+    #[error("nothing to run: {0}")]
+    Nothing(String),
+    #[error("{lab}: the lab is tagged @istio and there is no Istio version to run it on: {why}")]
+    NoIstio { lab: String, why: String },
+    #[error(
+        "shard {shard} has no cells: the run plans {planned}, so at most {planned} shards have work"
+    )]
+    EmptyShard { shard: Shard, planned: usize },
+}
+
+/// One cell to run: which lab, and which of its scenarios (by line).
+#[derive(Clone, Debug)]
+pub struct CellPlan {
+    pub id: CellId,
+    pub lab: Arc<Lab>,
+    pub lines: Vec<usize>,
+    pub needs: Needs,
+    /// The checkpoint the cell starts from (the steps before it are not run).
+    pub resume: Option<resume::Resume>,
+    /// The steps (by line) after which the cell writes a checkpoint, and their keys.
+    pub checkpoints: BTreeMap<usize, Key>,
+}
+
+/// Lints the labs under `opts.paths` and expands them into cells.
+pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
+    let files = lint::discover(&opts.paths)?;
+    if files.is_empty() {
+        return Err(PlanError::Empty(
+            opts.paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
+    }
+    let filter = match &opts.tags {
+        None => None,
+        Some(expr) => Some(
+            expr.parse::<gherkin::tagexpr::TagOperation>()
+                .map_err(|e| PlanError::Tags {
+                    expr: expr.clone(),
+                    message: e.to_string(),
+                })?,
+        ),
+    };
+    if opts.step == Some(0) {
+        return Err(PlanError::Nothing(
+            "--step 0 selects no step (steps count from 1)".to_owned(),
+        ));
+    }
+    let mut problems = Vec::new();
+    let mut cells = Vec::new();
+    let stem = |f: &PathBuf| f.file_stem().map(|s| s.to_owned());
+    for file in &files {
+        let loaded = match &opts.origin {
+            Some(origin) => lint::load_as(file, origin)?,
+            None => lint::load(file)?,
+        };
+        let (mut lab, feature) = match loaded {
+            Ok(loaded) => loaded,
+            Err(p) => {
+                problems.extend(p);
+                continue;
+            }
+        };
+        if files.iter().filter(|f| stem(f) == stem(file)).count() > 1 {
+            // Two labs of one name: their cells are named by their paths.
+            lab.id = file
+                .with_extension("")
+                .to_string_lossy()
+                .trim_start_matches(['.', '/'])
+                .replace(['/', '.'], "-");
+        }
+        let lab = Arc::new(lab);
+        let selected = |s: &crate::model::LabStep| {
+            let in_range = opts.step.is_none_or(|n| s.index <= n);
+            let tagged = filter
+                .as_ref()
+                .is_none_or(|f| f.eval(s.tags.iter().chain(&feature.tags)));
+            in_range && tagged
+        };
+        let steps: Vec<usize> = lab
+            .steps
+            .iter()
+            .filter(|s| s.kind == StepKind::Step && selected(s))
+            .map(|s| s.line)
+            .collect();
+        let needs = Needs::of(&feature.tags);
+        if needs == Needs::Istio && opts.istio.is_empty() {
+            return Err(PlanError::NoIstio {
+                lab: file.display().to_string(),
+                why: opts.istio_unavailable.clone().unwrap_or_else(|| {
+                    "the matrix is empty (istio-versions.toml's default, or --istio)".to_owned()
+                }),
+            });
+        }
+        let labels = match needs {
+            Needs::Istio => opts.istio.clone(),
+            Needs::Sandbox | Needs::Cluster => vec!["-".to_owned()],
+        };
+        for label in labels {
+            if !steps.is_empty() {
+                cells.push(CellPlan {
+                    id: CellId {
+                        lab: lab.slug(),
+                        label: label.clone(),
+                        mistake: None,
+                    },
+                    lab: lab.clone(),
+                    lines: steps.clone(),
+                    needs,
+                    resume: None,
+                    checkpoints: BTreeMap::new(),
+                });
+            }
+            // `--step N` is an author's loop on the lab's steps; mistakes run in full runs.
+            let mistakes = lab.steps.iter().filter(|s| {
+                s.kind == StepKind::Mistake && opts.step.is_none() && opts.mistakes && selected(s)
+            });
+            for m in mistakes {
+                // The mistake replaces the step it follows: replay the steps before that one.
+                let before = lab
+                    .steps
+                    .iter()
+                    .filter(|s| s.kind == StepKind::Step && s.index < m.index);
+                let mut lines: Vec<usize> = before.map(|s| s.line).collect();
+                lines.push(m.line);
+                cells.push(CellPlan {
+                    id: CellId {
+                        lab: lab.slug(),
+                        label: label.clone(),
+                        mistake: Some(m.line),
+                    },
+                    lab: lab.clone(),
+                    lines,
+                    needs,
+                    resume: None,
+                    checkpoints: BTreeMap::new(),
+                });
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(PlanError::Lint(problems));
+    }
+    if cells.is_empty() {
+        return Err(PlanError::Nothing(match (&opts.tags, opts.step) {
+            (Some(t), _) => format!("no scenario matches --tags {t:?}"),
+            (None, Some(n)) => format!("no lab has a step {n} or earlier"),
+            (None, None) => "the labs have no steps to run".to_owned(),
+        }));
+    }
+    if let Some(shard) = opts.shard {
+        let planned = cells.len();
+        let mut position = 0..;
+        cells.retain(|_| position.next().is_some_and(|p| shard.takes(p)));
+        if cells.is_empty() {
+            return Err(PlanError::EmptyShard { shard, planned });
+        }
+    }
+    Ok(cells)
+}

@@ -1,0 +1,160 @@
+//! One cell's scenarios through cucumber: the hooks that hand each scenario its cell and context,
+//! checkpoints written after passing steps, and the steps that did not run reported as such.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cucumber::World as _;
+use cucumber::gherkin;
+use futures::FutureExt;
+
+use super::{CellPlan, Sink, adapter, resume};
+use crate::cell::Cell;
+use crate::checkpoint::{Key, Store};
+use crate::lint::tags;
+use crate::model::{Event, Outcome};
+use crate::steps::{LabWorld, ScenarioContext};
+
+/// Runs the planned scenarios of one cell through cucumber; returns whether all passed and a
+/// harness error, if any.
+pub(crate) async fn run_scenarios(
+    plan: &CellPlan,
+    cell: Arc<Cell>,
+    sink: Sink,
+    checkpointer: Option<Rc<Checkpointer>>,
+) -> (bool, Option<String>) {
+    let lines = plan.lines.clone();
+    let feature_path = plan.lab.path.display().to_string();
+    let hook_cell = cell.clone();
+    let after_cell = cell.clone();
+    let adapter = adapter::Adapter::new(cell.clone(), plan.lab.clone(), sink.clone());
+    let cucumber = LabWorld::cucumber::<PathBuf>()
+        .steps(crate::steps::bindings::collection())
+        .max_concurrent_scenarios(1);
+    // A failed step stops a run (later steps would cascade); grading looks at every step.
+    let cucumber = if cell.grading {
+        cucumber
+    } else {
+        cucumber.fail_fast()
+    };
+    let writer = cucumber
+        .before(move |_, _, scenario, world| {
+            world.cell = Some(hook_cell.clone());
+            world.scenario = scenario_context(&feature_path, scenario);
+            async {}.boxed_local()
+        })
+        .after(move |_, _, scenario, finished, _| {
+            // Before the next scenario starts: the cell is as this step left it.
+            let passed = matches!(finished, cucumber::event::ScenarioFinished::StepPassed);
+            let line = scenario.position.line;
+            let (cell, checkpointer) = (after_cell.clone(), checkpointer.clone());
+            async move {
+                if let Some(c) = checkpointer
+                    && passed
+                {
+                    c.write(&cell, line).await;
+                }
+            }
+            .boxed_local()
+        })
+        .with_writer(adapter)
+        .with_default_cli()
+        .filter_run(plan.lab.path.clone(), move |_, _, sc| {
+            lines.contains(&sc.position.line)
+        })
+        .await;
+    crate::steps::world::quiet_step_panics();
+    let mut passed = writer.error.is_none();
+    let mut error = writer.error.clone();
+    let mut missing = Vec::new();
+    for line in &plan.lines {
+        match writer.finished.iter().find(|(l, _)| l == line) {
+            Some((_, outcome)) => {
+                passed &= outcome.is_pass();
+                if let Outcome::Error { line, message } = outcome {
+                    error.get_or_insert_with(|| {
+                        format!(
+                            "{}:{line}: {}",
+                            plan.lab.origin().display(),
+                            message.lines().next().unwrap_or_default()
+                        )
+                    });
+                }
+            }
+            None => missing.push(*line),
+        }
+    }
+    passed &= missing.is_empty();
+    not_run(plan, &sink, &missing, "an earlier step failed");
+    (passed, error)
+}
+
+/// Writes a main cell's checkpoints as its steps pass, and hands them to the cells that wait.
+pub(crate) struct Checkpointer {
+    pub(super) store: Store,
+    /// The steps to checkpoint, by line.
+    pub(super) keys: BTreeMap<usize, Key>,
+    /// The cluster's state, when the cell has a cluster.
+    pub(super) etcd: Option<crate::cluster::local::EtcdState>,
+    pub(super) slots: Rc<resume::Slots>,
+    /// Checkpoints that could not be written (harness faults).
+    pub(super) errors: std::cell::RefCell<Vec<String>>,
+}
+
+impl Checkpointer {
+    async fn write(&self, cell: &Cell, line: usize) {
+        let Some(key) = self.keys.get(&line) else {
+            return;
+        };
+        let Some(step) = cell.lab.steps.iter().find(|s| s.line == line) else {
+            return;
+        };
+        match self.store.write(key, cell, self.etcd.as_ref(), step).await {
+            Ok(c) => self.slots.fill(key, resume::Slot::Ready(c)),
+            Err(e) => {
+                let error = format!("{}: {e}", cell.id);
+                self.slots.fill(key, resume::Slot::Failed(error.clone()));
+                self.errors.borrow_mut().push(error);
+            }
+        }
+    }
+}
+
+fn scenario_context(feature: &str, scenario: &gherkin::Scenario) -> ScenarioContext {
+    ScenarioContext {
+        feature: feature.to_owned(),
+        checks: scenario
+            .steps
+            .iter()
+            .filter(|s| s.ty == gherkin::StepType::Then)
+            .cloned()
+            .collect(),
+        timeout: tags::value(&scenario.tags, tags::TIMEOUT)
+            .and_then(|v| v.parse().ok())
+            .map(Duration::from_secs),
+        discriminate: !tags::has(&scenario.tags, tags::NO_DISCRIMINATION)
+            && !tags::has(&scenario.tags, tags::MISTAKE),
+    }
+}
+
+/// Reports the scenarios at `lines` of a cell as not run.
+pub(super) fn not_run(plan: &CellPlan, sink: &Sink, lines: &[usize], reason: &str) {
+    for line in lines {
+        if let Some(step) = plan.lab.steps.iter().find(|s| s.line == *line) {
+            sink(Event::StepFinished {
+                cell: plan.id.clone(),
+                step: step.clone(),
+                outcome: Outcome::NotRun {
+                    reason: reason.to_owned(),
+                },
+                duration: Duration::ZERO,
+                transcripts: Vec::new(),
+                checks: Vec::new(),
+                artifacts: Vec::new(),
+            });
+        }
+    }
+}
