@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 use super::{Need, Resolved, Source, Toolchain, Versions, download, error_chain};
 
 /// Resolves istioctl for each requested version (the default matrix when none), then
-/// kube-apiserver, kubectl and etcd, building or downloading what the cache lacks.
+/// kube-apiserver, kubectl and etcd, then what a live mesh adds (pilot-discovery per version,
+/// kube-controller-manager, kube-scheduler, kwok: see [`Need::all`]), building or downloading
+/// what the cache lacks.
 pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
     let tc = tc.clone().with_versions(versions);
     let Some(specs) = resolve_all(versions, istio) else {
@@ -70,6 +72,13 @@ pub fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
     println!("versions {}", versions.path().display());
 
     let mut missing = 0;
+    for spec in specs.iter().filter(|s| s.module.is_none()) {
+        println!(
+            "none     pilot-discovery {}: {}; a live mesh cannot use this version",
+            spec.version,
+            super::NO_ISTIOD_MODULE
+        );
+    }
     for need in Need::all(&specs) {
         let tool = need.tool();
         let version = tc.version_of(&need);
@@ -98,21 +107,29 @@ pub fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
 /// What a user can do to get `need`, given whether Go works.
 fn how_to_get(tc: &Toolchain, need: &Need, go_ok: bool) -> String {
     let (release, module) = match need {
-        Need::Istioctl(spec) => (
+        Need::Istioctl(spec) | Need::PilotDiscovery(spec) => (
             spec.release.clone(),
             spec.module
                 .as_ref()
                 .map(|m| format!("{}@{}", m.path, m.version)),
         ),
-        Need::KubeApiserver | Need::Kubectl => (
-            None,
-            Some(format!("k8s.io/kubernetes@{}", tc.kubernetes_version())),
-        ),
+        Need::KubeApiserver | Need::Kubectl | Need::KubeControllerManager | Need::KubeScheduler => {
+            (
+                None,
+                Some(format!("k8s.io/kubernetes@{}", tc.kubernetes_version())),
+            )
+        }
         Need::Etcd => (
             None,
             Some(format!("go.etcd.io/etcd/server/v3@{}", tc.etcd_version())),
         ),
+        Need::Kwok => (
+            None,
+            Some(format!("sigs.k8s.io/kwok@{}", tc.kwok_version())),
+        ),
     };
+    // Istio publishes istioctl archives, not pilot-discovery: a build only.
+    let release = release.filter(|_| !matches!(need, Need::PilotDiscovery(_)));
     let url = release.as_deref().map(|r| {
         download::archive_url(&tc.release_url, r).unwrap_or_else(|e| format!("(no archive: {e})"))
     });

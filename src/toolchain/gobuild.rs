@@ -45,7 +45,24 @@ pub struct Recipe {
 }
 
 impl Recipe {
+    /// istioctl of one Istio version, from its module with its pins.
     pub fn istioctl(spec: &IstioSpec, module: &GoModule) -> Self {
+        Self::istio(Tool::Istioctl, "istioctl/cmd/istioctl", spec, module)
+    }
+
+    /// pilot-discovery (istiod) of one Istio version: the same module, pins and version stamps
+    /// as its istioctl, so `pilot-discovery version` reports what `istioctl version` does.
+    pub fn pilot_discovery(spec: &IstioSpec, module: &GoModule) -> Self {
+        Self::istio(
+            Tool::PilotDiscovery,
+            "pilot/cmd/pilot-discovery",
+            spec,
+            module,
+        )
+    }
+
+    /// `tool` from the Istio module: the main package at `package` under it.
+    fn istio(tool: Tool, package: &str, spec: &IstioSpec, module: &GoModule) -> Self {
         // `buildVersion` is what `istioctl version` prints *and* the image tag: pkg/version sets
         // `DockerInfo.Tag = buildVersion`, and operator/pkg/render's hubTagOverlay renders
         // `<buildHub>/proxyv2:<buildVersion>` once both are stamped (else testing images).
@@ -54,13 +71,13 @@ impl Recipe {
             .to_string();
         let v = "istio.io/istio/pkg/version";
         Recipe {
-            tool: Tool::Istioctl,
+            tool,
             version: spec.version.clone(),
             module: module.path.clone(),
             module_version: module.version.clone(),
             replace: module.replace.clone(),
             staging: None,
-            package: format!("{}/istioctl/cmd/istioctl", module.path),
+            package: format!("{}/{package}", module.path),
             stamps: vec![
                 format!("{v}.buildVersion={}", spec.version),
                 format!("{v}.buildGitRevision={revision}"),
@@ -71,7 +88,8 @@ impl Recipe {
         }
     }
 
-    /// kube-apiserver or kubectl at a Kubernetes tag such as `v1.35.4`.
+    /// kube-apiserver, kubectl, kube-controller-manager or kube-scheduler at a Kubernetes tag
+    /// such as `v1.35.4`: `k8s.io/kubernetes/cmd/<tool>`.
     pub fn kubernetes(tool: Tool, version: &str) -> Self {
         let (major, minor) = {
             let mut parts = version.trim_start_matches('v').split('.');
@@ -118,6 +136,21 @@ impl Recipe {
             replace: Vec::new(),
             staging: None,
             package: "go.etcd.io/etcd/server/v3".into(),
+            stamps: Vec::new(),
+        }
+    }
+
+    /// kwok (the kubelet simulator) at a tag such as `v0.8.0`. Its version lives in source
+    /// (pkg/consts.Version, what `kwok --version` prints), so nothing is stamped.
+    pub fn kwok(version: &str) -> Self {
+        Recipe {
+            tool: Tool::Kwok,
+            version: version.to_string(),
+            module: "sigs.k8s.io/kwok".into(),
+            module_version: version.to_string(),
+            replace: Vec::new(),
+            staging: None,
+            package: "sigs.k8s.io/kwok/cmd/kwok".into(),
             stamps: Vec::new(),
         }
     }
@@ -604,6 +637,14 @@ mod tests {
              -X istio.io/istio/pkg/version.buildHub=docker.io/istio \
              -X istio.io/istio/pkg/version.buildStatus=Clean"
         );
+
+        // istiod of the same version: same module, pins and stamps, another main package.
+        let istiod = Recipe::pilot_discovery(&spec, &module);
+        assert_eq!(istiod.package, "istio.io/istio/pilot/cmd/pilot-discovery");
+        assert_eq!(
+            (istiod.module_id(), istiod.overrides(), istiod.ldflags()),
+            (recipe.module_id(), recipe.overrides(), recipe.ldflags())
+        );
     }
 
     #[test]
@@ -638,10 +679,31 @@ mod tests {
         ] {
             assert!(flags.contains(want), "{flags} lacks {want}");
         }
-        assert_eq!(
-            Recipe::kubernetes(Tool::KubeApiserver, "v1.35.4").package,
-            "k8s.io/kubernetes/cmd/kube-apiserver"
-        );
+        for (tool, package) in [
+            (Tool::KubeApiserver, "k8s.io/kubernetes/cmd/kube-apiserver"),
+            (
+                Tool::KubeControllerManager,
+                "k8s.io/kubernetes/cmd/kube-controller-manager",
+            ),
+            (Tool::KubeScheduler, "k8s.io/kubernetes/cmd/kube-scheduler"),
+        ] {
+            let other = Recipe::kubernetes(tool, "v1.35.4");
+            assert_eq!(other.package, package);
+            assert_eq!(
+                (other.module_id(), other.overrides(), other.ldflags()),
+                (recipe.module_id(), recipe.overrides(), recipe.ldflags()),
+                "{tool} is built like kubectl"
+            );
+        }
+    }
+
+    #[test]
+    fn kwok_recipe_builds_its_command() {
+        let recipe = Recipe::kwok("v0.8.0");
+        assert_eq!(recipe.module_id(), "sigs.k8s.io/kwok@v0.8.0");
+        assert_eq!(recipe.package, "sigs.k8s.io/kwok/cmd/kwok");
+        assert!(recipe.overrides().is_empty());
+        assert_eq!(recipe.ldflags(), "-s -w");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The toolchain: resolves each binary a cell needs — istioctl per Istio version, kube-apiserver,
-//! kubectl and etcd — to a path on disk, and says where it came from.
+//! kubectl and etcd; for a live mesh also pilot-discovery (istiod) per Istio version,
+//! kube-controller-manager, kube-scheduler and kwok — to a path on disk, and says where it came
+//! from.
 //!
 //! Resolution order: an explicit path → the cache (`~/.cache/labcheck`, by tool and version,
 //! see [`cache`]) → the official release download with its checksum (istioctl, see
@@ -8,7 +10,8 @@
 //! Installs are serialised per tool and version by a file lock, so two processes asking for the
 //! same binary build it once. Which versions exist comes from [`versions`]; the `tools` and
 //! `doctor` subcommands live in [`commands`]. Hands off a [`Resolved`] to the cluster and the
-//! cell's PATH.
+//! cell's PATH. A cell asks only for what it runs: [`Need::plain`] for the cluster every cell
+//! with one has, [`Need::mesh`] for what a live mesh adds.
 
 pub mod cache;
 pub mod commands;
@@ -34,6 +37,11 @@ use gobuild::{Go, Recipe};
 /// The environment variable that overrides [`Toolchain::default_cache_dir`].
 pub const CACHE_DIR_ENV: &str = "LABCHECK_CACHE_DIR";
 
+/// Why a release-only Istio version has no pilot-discovery.
+const NO_ISTIOD_MODULE: &str = "Istio publishes no pilot-discovery binary, and this version has \
+     no Go module entry in istio-versions.toml to build it from (give it `module` and \
+     `module_version`)";
+
 /// How long to wait for another process installing the same binary: longer than its build can
 /// take (tidy + build timeouts).
 const LOCK_TIMEOUT: Duration = Duration::from_secs(2 * 60 * 60);
@@ -46,14 +54,26 @@ pub enum Tool {
     KubeApiserver,
     Kubectl,
     Etcd,
+    /// istiod, per Istio version (a live mesh).
+    PilotDiscovery,
+    /// The Kubernetes controllers (Deployments, ReplicaSets, EndpointSlices…; a live mesh).
+    KubeControllerManager,
+    /// Puts Pods on nodes (a live mesh).
+    KubeScheduler,
+    /// The kubelet of simulated nodes (a live mesh).
+    Kwok,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 4] = [
+    pub const ALL: [Tool; 8] = [
         Tool::Istioctl,
         Tool::KubeApiserver,
         Tool::Kubectl,
         Tool::Etcd,
+        Tool::PilotDiscovery,
+        Tool::KubeControllerManager,
+        Tool::KubeScheduler,
+        Tool::Kwok,
     ];
 
     /// The binary's file name.
@@ -63,6 +83,10 @@ impl Tool {
             Tool::KubeApiserver => "kube-apiserver",
             Tool::Kubectl => "kubectl",
             Tool::Etcd => "etcd",
+            Tool::PilotDiscovery => "pilot-discovery",
+            Tool::KubeControllerManager => "kube-controller-manager",
+            Tool::KubeScheduler => "kube-scheduler",
+            Tool::Kwok => "kwok",
         }
     }
 }
@@ -80,6 +104,11 @@ pub enum Need {
     KubeApiserver,
     Kubectl,
     Etcd,
+    /// istiod of this Istio version, built from the module its istioctl is built from.
+    PilotDiscovery(IstioSpec),
+    KubeControllerManager,
+    KubeScheduler,
+    Kwok,
 }
 
 impl Need {
@@ -89,13 +118,45 @@ impl Need {
             Need::KubeApiserver => Tool::KubeApiserver,
             Need::Kubectl => Tool::Kubectl,
             Need::Etcd => Tool::Etcd,
+            Need::PilotDiscovery(_) => Tool::PilotDiscovery,
+            Need::KubeControllerManager => Tool::KubeControllerManager,
+            Need::KubeScheduler => Tool::KubeScheduler,
+            Need::Kwok => Tool::Kwok,
         }
     }
 
-    /// Everything a matrix over `istio` needs: istioctl per version, then the cluster's tools.
+    /// What a cell with a local cluster runs besides istioctl: the API server, its etcd and
+    /// kubectl. No controller, node or istiod.
+    pub fn plain() -> [Need; 3] {
+        [Need::KubeApiserver, Need::Kubectl, Need::Etcd]
+    }
+
+    /// What a live mesh of Istio version `istio` adds to [`Need::plain`]: its istiod, the
+    /// controllers, the scheduler and the kubelet simulator.
+    pub fn mesh(istio: &IstioSpec) -> [Need; 4] {
+        [
+            Need::PilotDiscovery(istio.clone()),
+            Need::KubeControllerManager,
+            Need::KubeScheduler,
+            Need::Kwok,
+        ]
+    }
+
+    /// Everything a matrix over `istio` can need, as `labcheck tools install` builds it:
+    /// istioctl per version, the plain cluster's tools, then a live mesh's — pilot-discovery
+    /// per version that has a Go module to build it from (Istio publishes no pilot-discovery
+    /// binary, so a release-only version has none), the controllers, the scheduler and kwok.
     pub fn all(istio: &[IstioSpec]) -> Vec<Need> {
         let mut needs: Vec<Need> = istio.iter().cloned().map(Need::Istioctl).collect();
-        needs.extend([Need::KubeApiserver, Need::Kubectl, Need::Etcd]);
+        needs.extend(Need::plain());
+        needs.extend(
+            istio
+                .iter()
+                .filter(|spec| spec.module.is_some())
+                .cloned()
+                .map(Need::PilotDiscovery),
+        );
+        needs.extend([Need::KubeControllerManager, Need::KubeScheduler, Need::Kwok]);
         needs
     }
 }
@@ -186,12 +247,13 @@ pub struct Toolchain {
     release_url: String,
     kubernetes: String,
     etcd: String,
+    kwok: String,
     explicit: Vec<(Tool, String, PathBuf)>,
     go: Arc<tokio::sync::OnceCell<Result<Go, String>>>,
 }
 
 impl Toolchain {
-    /// A toolchain caching under `cache_dir`, with the default Kubernetes and etcd versions
+    /// A toolchain caching under `cache_dir`, with the default Kubernetes, etcd and kwok versions
     /// (see [`Toolchain::with_versions`]), `go` from PATH, and the release URL from
     /// `LABCHECK_ISTIO_RELEASE_URL` or Istio's GitHub releases.
     pub fn new(cache_dir: PathBuf) -> Self {
@@ -205,6 +267,7 @@ impl Toolchain {
             release_url,
             kubernetes: versions::DEFAULT_KUBERNETES.to_string(),
             etcd: versions::DEFAULT_ETCD.to_string(),
+            kwok: versions::DEFAULT_KWOK.to_string(),
             explicit: Vec::new(),
             go: Arc::default(),
         }
@@ -232,10 +295,11 @@ impl Toolchain {
         }
     }
 
-    /// Takes the Kubernetes and etcd versions from the version config.
+    /// Takes the Kubernetes, etcd and kwok versions from the version config.
     pub fn with_versions(mut self, versions: &Versions) -> Self {
         self.kubernetes = versions.kubernetes().to_string();
         self.etcd = versions.etcd().to_string();
+        self.kwok = versions.kwok().to_string();
         self
     }
 
@@ -267,7 +331,8 @@ impl Toolchain {
         self.cache.root()
     }
 
-    /// The Kubernetes version kube-apiserver and kubectl resolve to.
+    /// The Kubernetes version kube-apiserver, kubectl, kube-controller-manager and
+    /// kube-scheduler resolve to.
     pub fn kubernetes_version(&self) -> &str {
         &self.kubernetes
     }
@@ -277,12 +342,21 @@ impl Toolchain {
         &self.etcd
     }
 
+    /// The kwok version kwok resolves to.
+    pub fn kwok_version(&self) -> &str {
+        &self.kwok
+    }
+
     /// The version `need` resolves to.
     pub fn version_of(&self, need: &Need) -> String {
         match need {
-            Need::Istioctl(spec) => spec.version.clone(),
-            Need::KubeApiserver | Need::Kubectl => self.kubernetes.clone(),
+            Need::Istioctl(spec) | Need::PilotDiscovery(spec) => spec.version.clone(),
+            Need::KubeApiserver
+            | Need::Kubectl
+            | Need::KubeControllerManager
+            | Need::KubeScheduler => self.kubernetes.clone(),
             Need::Etcd => self.etcd.clone(),
+            Need::Kwok => self.kwok.clone(),
         }
     }
 
@@ -300,6 +374,23 @@ impl Toolchain {
 
     pub async fn etcd(&self) -> Result<Resolved, ToolError> {
         self.resolve(&Need::Etcd).await
+    }
+
+    /// istiod of Istio version `spec` (a version with a Go module entry).
+    pub async fn pilot_discovery(&self, spec: &IstioSpec) -> Result<Resolved, ToolError> {
+        self.resolve(&Need::PilotDiscovery(spec.clone())).await
+    }
+
+    pub async fn kube_controller_manager(&self) -> Result<Resolved, ToolError> {
+        self.resolve(&Need::KubeControllerManager).await
+    }
+
+    pub async fn kube_scheduler(&self) -> Result<Resolved, ToolError> {
+        self.resolve(&Need::KubeScheduler).await
+    }
+
+    pub async fn kwok(&self) -> Result<Resolved, ToolError> {
+        self.resolve(&Need::Kwok).await
     }
 
     /// The binary for `need` if it is at hand (explicit path or cache); never builds or downloads.
@@ -354,6 +445,13 @@ impl Toolchain {
                 })?;
                 self.build(&go, recipe).await?
             }
+            (None, None) if plan.tool == Tool::PilotDiscovery => {
+                return Err(ToolError::NoGo {
+                    tool: plan.tool,
+                    version: plan.version.clone(),
+                    reason: NO_ISTIOD_MODULE.into(),
+                });
+            }
             (None, None) => {
                 return Err(ToolError::NoGo {
                     tool: plan.tool,
@@ -385,6 +483,17 @@ impl Toolchain {
             ),
             Need::Kubectl => (None, Some(Recipe::kubernetes(Tool::Kubectl, &version))),
             Need::Etcd => (None, Some(Recipe::etcd(&version))),
+            // Istio publishes istioctl archives but no pilot-discovery binary: only a build.
+            Need::PilotDiscovery(spec) => (
+                None,
+                spec.module
+                    .as_ref()
+                    .map(|m| Recipe::pilot_discovery(spec, m)),
+            ),
+            Need::KubeControllerManager | Need::KubeScheduler => {
+                (None, Some(Recipe::kubernetes(need.tool(), &version)))
+            }
+            Need::Kwok => (None, Some(Recipe::kwok(&version))),
         };
         Plan {
             tool: need.tool(),
@@ -589,6 +698,67 @@ mod tests {
             serde_json::from_str::<Source>(&json).expect("decode"),
             build
         );
+    }
+
+    #[test]
+    fn a_plain_cell_needs_no_mesh_tool_and_install_needs_them_all() {
+        let text = include_str!("../../istio-versions.toml");
+        let versions =
+            Versions::parse(text, Path::new("istio-versions.toml")).expect("config parses");
+        let snapshot = versions.resolve("1.31").expect("1.31");
+        let release = versions.resolve("1.29.3").expect("a release number");
+        let tools = |needs: &[Need]| needs.iter().map(Need::tool).collect::<Vec<_>>();
+
+        assert_eq!(
+            tools(&Need::plain()),
+            [Tool::KubeApiserver, Tool::Kubectl, Tool::Etcd]
+        );
+        assert_eq!(
+            tools(&Need::mesh(&snapshot)),
+            [
+                Tool::PilotDiscovery,
+                Tool::KubeControllerManager,
+                Tool::KubeScheduler,
+                Tool::Kwok
+            ]
+        );
+        let all = Need::all(&[snapshot.clone(), release.clone()]);
+        assert_eq!(
+            tools(&all),
+            [
+                Tool::Istioctl,
+                Tool::Istioctl,
+                Tool::KubeApiserver,
+                Tool::Kubectl,
+                Tool::Etcd,
+                Tool::PilotDiscovery,
+                Tool::KubeControllerManager,
+                Tool::KubeScheduler,
+                Tool::Kwok
+            ]
+        );
+        assert!(all.contains(&Need::PilotDiscovery(snapshot.clone())));
+        assert!(
+            !all.contains(&Need::PilotDiscovery(release)),
+            "a release-only version has no istiod to build"
+        );
+
+        let tc = Toolchain::new(PathBuf::from("/nonexistent")).with_versions(&versions);
+        assert_eq!(
+            tc.version_of(&Need::PilotDiscovery(snapshot)),
+            "1.31-dev.eed52ebb"
+        );
+        assert_eq!(tc.version_of(&Need::KubeControllerManager), "v1.35.4");
+        assert_eq!(tc.version_of(&Need::KubeScheduler), "v1.35.4");
+        assert_eq!(tc.version_of(&Need::Kwok), "v0.8.0");
+        for tool in Tool::ALL {
+            let json = serde_json::to_string(&tool).expect("encode");
+            assert_eq!(
+                json,
+                format!("\"{}\"", tool.name()),
+                "meta.json names {tool}"
+            );
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The version config, `istio-versions.toml` at the repository root: which Istio versions exist
-//! (by label), the default matrix, and the Kubernetes and etcd versions of the local cluster.
+//! (by label), the default matrix, and the Kubernetes, etcd and kwok versions of the local
+//! cluster.
 //!
 //! [`load_versions`] parses and validates the whole file up front, so a bad pin or an unknown
 //! label fails in a second, before any build or download; [`Versions::resolve`] turns what a user
@@ -24,6 +25,9 @@ pub const DEFAULT_KUBERNETES: &str = "v1.35.4";
 
 /// The etcd version when the config has no `[etcd]` table.
 pub const DEFAULT_ETCD: &str = "v3.6.16";
+
+/// The kwok version when the config has no `[kwok]` table.
+pub const DEFAULT_KWOK: &str = "v0.8.0";
 
 /// Reads and validates `<repo_root>/istio-versions.toml`.
 pub fn load_versions(repo_root: &Path) -> Result<Versions, ToolError> {
@@ -57,6 +61,7 @@ pub struct Versions {
     istio: Vec<IstioSpec>,
     kubernetes: String,
     etcd: String,
+    kwok: String,
 }
 
 /// One Istio version a cell can use, and where its istioctl comes from.
@@ -128,6 +133,7 @@ struct RawFile {
     default: Vec<String>,
     kubernetes: Option<RawComponent>,
     etcd: Option<RawComponent>,
+    kwok: Option<RawComponent>,
     #[serde(default)]
     istio: Vec<RawIstio>,
 }
@@ -193,12 +199,21 @@ impl Versions {
                 "[etcd] version {etcd:?} is not a tag like v3.6.16"
             )));
         }
+        let kwok = raw
+            .kwok
+            .map_or_else(|| DEFAULT_KWOK.to_string(), |k| k.version);
+        if !is_tag(&kwok) {
+            return Err(invalid(format!(
+                "[kwok] version {kwok:?} is not a tag like v0.8.0"
+            )));
+        }
         Ok(Versions {
             path: path.to_path_buf(),
             default: raw.default,
             istio,
             kubernetes,
             etcd,
+            kwok,
         })
     }
 
@@ -212,7 +227,8 @@ impl Versions {
         &self.istio
     }
 
-    /// The Kubernetes version of kube-apiserver and kubectl, e.g. `v1.35.4`.
+    /// The Kubernetes version of kube-apiserver, kubectl, kube-controller-manager and
+    /// kube-scheduler, e.g. `v1.35.4`.
     pub fn kubernetes(&self) -> &str {
         &self.kubernetes
     }
@@ -220,6 +236,11 @@ impl Versions {
     /// The etcd version, e.g. `v3.6.16`.
     pub fn etcd(&self) -> &str {
         &self.etcd
+    }
+
+    /// The kwok version (the kubelet simulator of a mesh cell's nodes), e.g. `v0.8.0`.
+    pub fn kwok(&self) -> &str {
+        &self.kwok
     }
 
     /// Where the config was read from.
@@ -442,6 +463,7 @@ mod tests {
         assert_eq!(v.default_labels(), ["1.31", "1.30"]);
         assert_eq!(v.kubernetes(), "v1.35.4");
         assert_eq!(v.etcd(), "v3.6.16");
+        assert_eq!(v.kwok(), "v0.8.0");
 
         let s131 = v.resolve("1.31").expect("1.31 resolves");
         assert_eq!(s131.version, "1.31-dev.eed52ebb");
@@ -531,6 +553,10 @@ mod tests {
             "default = [\"x\"]\n[kubernetes]\nversion = \"1.35\"\n[[istio]]\nlabel = \"x\"\nrelease = \"1.2.3\"\n",
         );
         assert!(bad_kube.contains("[kubernetes]"), "{bad_kube}");
+        let bad_kwok = parse_err(
+            "default = [\"x\"]\n[kwok]\nversion = \"0.8\"\n[[istio]]\nlabel = \"x\"\nrelease = \"1.2.3\"\n",
+        );
+        assert!(bad_kwok.contains("[kwok] version \"0.8\""), "{bad_kwok}");
     }
 
     #[test]
