@@ -49,23 +49,6 @@ pub enum CheckpointError {
     },
 }
 
-/// What identifies a cell's environment: labcheck itself, the matrix label and each binary the
-/// cell runs (its path, size and modification time: a rebuilt tool is another environment).
-pub fn identity(label: &str, binaries: &[&Path]) -> String {
-    let mut out = format!("label={label}\n");
-    let me = std::env::current_exe().unwrap_or_default();
-    for path in std::iter::once(me.as_path()).chain(binaries.iter().copied()) {
-        let stamp = std::fs::metadata(path)
-            .map(|m| {
-                use std::os::unix::fs::MetadataExt;
-                format!("{} {}.{}", m.len(), m.mtime(), m.mtime_nsec())
-            })
-            .unwrap_or_else(|_| "missing".to_owned());
-        out.push_str(&format!("{} {stamp}\n", path.display()));
-    }
-    out
-}
-
 /// The key of the checkpoint after each step of `lab` (by the step's line): the identity and
 /// the lab's text from its first line up to the next step's Scenario (mistakes between them
 /// included; an edit there only costs a replay).
@@ -130,8 +113,8 @@ impl Checkpoint {
     /// starts): the overlay's upper layer and `/tmp`.
     pub async fn restore_files(&self, cell_dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(cell_dir.join("fs"))?;
-        copy_tree(&self.dir.join("upper"), &cell_dir.join("fs/upper")).await?;
-        copy_tree(&self.dir.join("tmp"), &cell_dir.join("fs/tmp")).await
+        crate::sandbox::tree::copy(&self.dir.join("upper"), &cell_dir.join("fs/upper")).await?;
+        crate::sandbox::tree::copy(&self.dir.join("tmp"), &cell_dir.join("fs/tmp")).await
     }
 
     /// Copies the checkpoint's etcd data into a new cell's cluster directory (before its
@@ -141,7 +124,7 @@ impl Checkpoint {
             return Ok(());
         }
         std::fs::create_dir_all(cluster_dir)?;
-        copy_tree(&self.dir.join("etcd"), &cluster_dir.join("etcd")).await
+        crate::sandbox::tree::copy(&self.dir.join("etcd"), &cluster_dir.join("etcd")).await
     }
 }
 
@@ -160,7 +143,7 @@ impl Store {
             .and_then(|v| crate::sandbox::cgroup::parse_size(&v))
             .unwrap_or(DEFAULT_CAP);
         Store {
-            root: state_dir.join("checkpoints"),
+            root: crate::state::Area::Checkpoints.dir(state_dir),
             cap,
         }
     }
@@ -215,10 +198,10 @@ impl Store {
         let _ = std::fs::remove_dir_all(&partial);
         std::fs::create_dir_all(&partial).map_err(io("cannot create the checkpoint"))?;
         let written = async {
-            copy_tree(&cell.sandbox.upper_dir(), &partial.join("upper"))
+            crate::sandbox::tree::copy(&cell.sandbox.upper_dir(), &partial.join("upper"))
                 .await
                 .map_err(io("cannot copy the cell's files"))?;
-            copy_tree(&cell.sandbox.tmp_dir(), &partial.join("tmp"))
+            crate::sandbox::tree::copy(&cell.sandbox.tmp_dir(), &partial.join("tmp"))
                 .await
                 .map_err(io("cannot copy the cell's /tmp"))?;
             if let Some(c) = cluster {
@@ -366,30 +349,4 @@ fn digest_tree(root: &Path) -> io::Result<String> {
         hash.update(b"\n");
     }
     Ok(hex(&hash.finalize()))
-}
-
-/// Copies the tree `from` to `to` (which must not exist) as it is: owners, modes, times,
-/// extended attributes (an overlay's opaque directories), whiteouts (device 0:0) and symlinks,
-/// sparse files staying sparse. GNU `cp -a` does exactly that.
-pub async fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
-    if !from.exists() {
-        return std::fs::create_dir_all(to);
-    }
-    let out = tokio::process::Command::new("cp")
-        .args(["-a", "--sparse=always", "--no-target-directory"])
-        .arg(from)
-        .arg(to)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(io::Error::other(format!(
-            "cp -a {} {}: {}",
-            from.display(),
-            to.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )))
-    }
 }

@@ -126,7 +126,7 @@ impl KeptCell {
 
 /// Every kept cell under the state directory.
 pub fn list(state_dir: &Path) -> Vec<KeptCell> {
-    let Ok(entries) = std::fs::read_dir(state_dir.join("cells")) else {
+    let Ok(entries) = std::fs::read_dir(crate::state::Area::Cells.dir(state_dir)) else {
         return Vec::new();
     };
     let mut cells: Vec<KeptCell> = entries

@@ -22,6 +22,7 @@ pub mod render;
 pub mod report;
 pub mod runner;
 pub mod sandbox;
+pub mod state;
 #[path = "../steps/mod.rs"]
 pub mod steps;
 pub mod toolchain;

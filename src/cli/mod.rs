@@ -82,7 +82,7 @@ where
             let state = runner::default_state_dir();
             let store = crate::checkpoint::Store::new(&state);
             println!("removed {} checkpoint(s)", store.clear());
-            let _ = std::fs::remove_dir_all(state.join("templates"));
+            let _ = std::fs::remove_dir_all(crate::state::Area::Templates.dir(&state));
             code
         }),
         Command::Merge { dirs, report_dir } => merge(&dirs, &report_dir),

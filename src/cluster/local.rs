@@ -252,7 +252,7 @@ pub fn ready_timeout() -> Duration {
 pub fn template(templates: &Path, tools: &LocalTools) -> PathBuf {
     use sha2::Digest;
     let identity =
-        crate::checkpoint::identity("cluster", &[tools.etcd.as_path(), &tools.kube_apiserver]);
+        crate::state::identity("cluster", &[tools.etcd.as_path(), &tools.kube_apiserver]);
     let digest = sha2::Sha256::digest(identity.as_bytes());
     let name: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
     templates.join(name)
@@ -288,7 +288,7 @@ impl EtcdState {
     /// (every write it acknowledged is in its files).
     pub async fn copy(&self, to: &Path) -> std::io::Result<()> {
         let _stopped = Stopped::new(self.pid).await;
-        crate::checkpoint::copy_tree(&self.data, to).await
+        crate::sandbox::tree::copy(&self.data, to).await
     }
 }
 

@@ -174,7 +174,7 @@ impl ClusterBackend for Local {
         // A cell from a checkpoint has its data already; any other starts bootstrapped.
         let mut bootstrapped = data.exists();
         if let Some(t) = template.as_ref().filter(|t| !bootstrapped && t.exists()) {
-            bootstrapped = crate::checkpoint::copy_tree(t, &data).await.is_ok();
+            bootstrapped = crate::sandbox::tree::copy(t, &data).await.is_ok();
         }
         let (mut processes, pki) =
             local::start(env.sandbox, &self.tools, &env.dir, &env.kubeconfig).await?;

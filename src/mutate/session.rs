@@ -108,11 +108,9 @@ pub async fn mutate(req: &Request) -> std::result::Result<LabOutcome, MutateErro
             lab: req.lab.display().to_string(),
         });
     }
-    let work = opts.state_dir.join("mutants").join(format!(
-        "{}-{}",
-        loaded.lab.slug(),
-        std::process::id()
-    ));
+    let work = crate::state::Area::Mutants
+        .dir(&opts.state_dir)
+        .join(format!("{}-{}", loaded.lab.slug(), std::process::id()));
     let mut results: Vec<Result> = Vec::new();
     let mut interrupted = None;
     for label in baseline.labels.keys() {

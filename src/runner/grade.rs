@@ -39,10 +39,11 @@ pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result
         .find(|c| c.id.mistake.is_none())
         .ok_or("the lab has no steps to grade")?;
     let started = Instant::now();
-    let dir =
-        opts.state_dir
-            .join("grade")
-            .join(format!("{}-{}", plan.id.slug(), std::process::id()));
+    let dir = crate::state::Area::Grade.dir(&opts.state_dir).join(format!(
+        "{}-{}",
+        plan.id.slug(),
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     let (sandbox, client, _forward) = match &target {
         GradeTarget::Kept(kept) => {

@@ -16,9 +16,10 @@ mod scenarios;
 pub mod shard;
 mod signal;
 
+pub use crate::state::default_state_dir;
 pub use environment::{Environment, Needs, Tool};
 pub use grade::{GradeTarget, grade};
-pub use plan::{CellPlan, PlanError, RunOptions, default_state_dir, plan};
+pub use plan::{CellPlan, PlanError, RunOptions, plan};
 pub use resolve::{
     ClusterChoice, EnvironmentError, Setup, environment_for, matrix, tool_setup_for,
 };
@@ -180,9 +181,11 @@ pub async fn run(
 
 /// Where a cell of this run lives.
 fn cell_dir(opts: &RunOptions, id: &CellId) -> PathBuf {
-    opts.state_dir
-        .join("cells")
-        .join(format!("{}-{}", id.slug(), std::process::id()))
+    crate::state::Area::Cells.dir(&opts.state_dir).join(format!(
+        "{}-{}",
+        id.slug(),
+        std::process::id()
+    ))
 }
 
 /// The host directories no cell may see: the state directory (every cell's files) and the report
@@ -207,8 +210,8 @@ async fn remove_cell_dir(dir: &Path) {
 /// Removes what runs that were killed outright (SIGKILL) left under the state directory: cell
 /// directories that are not kept (no `cell.json`) of a labcheck process that is gone.
 pub fn reap_stale(state_dir: &Path) {
-    for area in ["cells", "grade", "mutants"] {
-        let Ok(entries) = std::fs::read_dir(state_dir.join(area)) else {
+    for area in crate::state::Area::PER_RUN {
+        let Ok(entries) = std::fs::read_dir(area.dir(state_dir)) else {
             continue;
         };
         for e in entries.flatten() {

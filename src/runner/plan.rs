@@ -66,7 +66,7 @@ impl RunOptions {
             keep: false,
             tags: None,
             step: None,
-            state_dir: default_state_dir(),
+            state_dir: crate::state::default_state_dir(),
             report_dir: PathBuf::from("target/labcheck"),
             istio: Vec::new(),
             istio_unavailable: None,
@@ -82,13 +82,6 @@ impl RunOptions {
             checkpoint_all: false,
         }
     }
-}
-
-/// `LABCHECK_STATE_DIR` or `/var/tmp/labcheck`: outside every directory the sandbox overlays.
-pub fn default_state_dir() -> PathBuf {
-    std::env::var_os("LABCHECK_STATE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/tmp/labcheck"))
 }
 
 /// Why a run could not start.

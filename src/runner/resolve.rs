@@ -142,7 +142,7 @@ async fn prepare(
                     etcd: etcd.path,
                     kube_apiserver: apiserver.path,
                 },
-                templates: Some(default_state_dir().join("templates")),
+                templates: Some(crate::state::Area::Templates.dir(&default_state_dir())),
             })
         }
         ClusterChoice::Existing {

@@ -122,7 +122,7 @@ pub fn arrange(
         let Ok(text) = std::fs::read_to_string(&plan.lab.path) else {
             continue;
         };
-        let identity = checkpoint::identity(&plan.id.label, &binaries);
+        let identity = crate::state::identity(&plan.id.label, &binaries);
         keys.insert(id, checkpoint::keys(&text, &plan.lab, &identity));
     }
     let key_of = |plan: &CellPlan, line: usize| {

@@ -1,6 +1,8 @@
 //! Copying a tree of files into a cell: read on the host side (where the repository is, wherever
 //! it was cloned), written inside the cell's mount namespace. Symlinks are copied as symlinks and
-//! never followed, so a link in a fixture cannot pull the host's files into a cell.
+//! never followed, so a link in a fixture cannot pull the host's files into a cell. And
+//! [`copy`]: a tree copied as it is on the host (an overlay's upper layer, etcd's data), for
+//! checkpoints and cluster templates.
 
 use std::io;
 use std::os::unix::fs::PermissionsExt;
@@ -149,6 +151,32 @@ pub fn write(entries: &[Entry], to: &Path) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Copies the tree `from` to `to` (which must not exist) as it is: owners, modes, times,
+/// extended attributes (an overlay's opaque directories), whiteouts (device 0:0) and symlinks,
+/// sparse files staying sparse. GNU `cp -a` does exactly that.
+pub async fn copy(from: &Path, to: &Path) -> io::Result<()> {
+    if !from.exists() {
+        return std::fs::create_dir_all(to);
+    }
+    let out = tokio::process::Command::new("cp")
+        .args(["-a", "--sparse=always", "--no-target-directory"])
+        .arg(from)
+        .arg(to)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "cp -a {} {}: {}",
+            from.display(),
+            to.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,69 @@
+//! The state directory (`LABCHECK_STATE_DIR`, default `/var/tmp/labcheck`) and its layout, in
+//! one place: every cell, checkpoint, cluster template and mutant labcheck keeps while it works
+//! lives in one of its areas. Also what identifies a cell's environment for what is stored there
+//! by content (checkpoints, cluster templates).
+
+use std::path::{Path, PathBuf};
+
+/// The environment variable that moves the state directory.
+pub const STATE_DIR_ENV: &str = "LABCHECK_STATE_DIR";
+
+/// `LABCHECK_STATE_DIR` or `/var/tmp/labcheck`: outside every directory the sandbox overlays.
+pub fn default_state_dir() -> PathBuf {
+    std::env::var_os(STATE_DIR_ENV)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/labcheck"))
+}
+
+/// One area of the state directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Area {
+    /// Cells of runs, kept or running (`<lab>-<label>-<pid>`; a kept one holds `cell.json`).
+    Cells,
+    /// Cells `labcheck grade` makes to look at a learner's environment.
+    Grade,
+    /// Mutated copies of a lab while `labcheck mutate` runs them.
+    Mutants,
+    /// Checkpoints, content-addressed.
+    Checkpoints,
+    /// Bootstrapped etcd data per pair of cluster binaries.
+    Templates,
+}
+
+impl Area {
+    /// The areas whose entries belong to one labcheck process (named `…-<pid>`), which a run
+    /// that was killed outright leaves behind.
+    pub const PER_RUN: [Area; 3] = [Area::Cells, Area::Grade, Area::Mutants];
+
+    fn name(self) -> &'static str {
+        match self {
+            Area::Cells => "cells",
+            Area::Grade => "grade",
+            Area::Mutants => "mutants",
+            Area::Checkpoints => "checkpoints",
+            Area::Templates => "templates",
+        }
+    }
+
+    /// The area's directory under `state_dir`.
+    pub fn dir(self, state_dir: &Path) -> PathBuf {
+        state_dir.join(self.name())
+    }
+}
+
+/// What identifies a cell's environment: labcheck itself, the matrix label and each binary the
+/// cell runs (its path, size and modification time: a rebuilt tool is another environment).
+pub fn identity(label: &str, binaries: &[&Path]) -> String {
+    let mut out = format!("label={label}\n");
+    let me = std::env::current_exe().unwrap_or_default();
+    for path in std::iter::once(me.as_path()).chain(binaries.iter().copied()) {
+        let stamp = std::fs::metadata(path)
+            .map(|m| {
+                use std::os::unix::fs::MetadataExt;
+                format!("{} {}.{}", m.len(), m.mtime(), m.mtime_nsec())
+            })
+            .unwrap_or_else(|_| "missing".to_owned());
+        out.push_str(&format!("{} {stamp}\n", path.display()));
+    }
+    out
+}
