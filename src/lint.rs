@@ -120,16 +120,13 @@ const UNKNOWN_KEYWORDS: &[(&str, &str)] = &[
 ];
 
 /// Lints a feature file. `Ok` holds the lab when there are no problems.
-pub fn load(path: &Path) -> Result<Result<(Lab, gherkin::Feature), Vec<Problem>>, ReadError> {
+pub fn load(path: &Path) -> Result<Result<Lab, Vec<Problem>>, ReadError> {
     load_as(path, path)
 }
 
 /// Like [`load`], for a copy of the lab at `origin` (a mutant): its fixtures are looked for
 /// from `origin`, and the lab says it came from there.
-pub fn load_as(
-    path: &Path,
-    origin: &Path,
-) -> Result<Result<(Lab, gherkin::Feature), Vec<Problem>>, ReadError> {
+pub fn load_as(path: &Path, origin: &Path) -> Result<Result<Lab, Vec<Problem>>, ReadError> {
     let text = std::fs::read_to_string(path).map_err(|source| ReadError {
         path: path.to_owned(),
         source,
@@ -140,11 +137,7 @@ pub fn load_as(
 /// Lints the text of a feature file that lives at `path` (a copy of `origin`). Never panics:
 /// whatever the text, the answer is a lab or problems with their lines (a fuzz target holds it
 /// to that).
-pub fn lint_text(
-    path: &Path,
-    origin: &Path,
-    text: &str,
-) -> Result<(Lab, gherkin::Feature), Vec<Problem>> {
+pub fn lint_text(path: &Path, origin: &Path, text: &str) -> Result<Lab, Vec<Problem>> {
     let problems = scan_text(path, text);
     if !problems.is_empty() {
         return Err(problems);
@@ -177,7 +170,9 @@ pub fn lint_text(
     if origin != path {
         lab.source = Some(origin.to_owned());
     }
-    Ok((lab, feature))
+    lab.text = text.to_owned();
+    lab.parsed = Some(std::sync::Arc::new(feature));
+    Ok(lab)
 }
 
 fn language(text: &str) -> Lang {
@@ -603,6 +598,8 @@ fn to_lab(path: &Path, feature: &gherkin::Feature, lang: Lang) -> Lab {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "lab".to_owned()),
+        text: String::new(),
+        parsed: None,
     }
 }
 

@@ -67,12 +67,34 @@ pub struct Lab {
     /// The name of its cells: the file stem, or more of its path when two labs of a run share
     /// a stem.
     pub id: String,
+    /// The feature file's text as it was linted: checkpoint keys, reports, mutation and the
+    /// learner's page read it from here, never from the file again (an edit during a run changes
+    /// nothing the run does). Records carry it, so `labcheck merge` reads no feature file.
+    #[serde(default)]
+    pub text: String,
+    /// The parsed feature, handed to cucumber as it is; absent in a record read back from disk
+    /// (see [`Lab::feature`]).
+    #[serde(skip)]
+    pub parsed: Option<std::sync::Arc<cucumber::gherkin::Feature>>,
 }
 
 impl Lab {
     /// The feature file the lab was written in.
     pub fn origin(&self) -> &std::path::Path {
         self.source.as_deref().unwrap_or(&self.path)
+    }
+
+    /// The parsed feature: as linted, or parsed again from [`Lab::text`] for a record read
+    /// back from disk.
+    pub fn feature(&self) -> Option<std::sync::Arc<cucumber::gherkin::Feature>> {
+        self.parsed.clone().or_else(|| {
+            cucumber::gherkin::Feature::parse(&self.text, cucumber::gherkin::GherkinEnv::default())
+                .ok()
+                .map(|mut f| {
+                    f.path = Some(self.path.clone());
+                    std::sync::Arc::new(f)
+                })
+        })
     }
 
     /// The short name used in cell ids and directories.

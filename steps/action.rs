@@ -3,6 +3,7 @@
 //! data: it says what to do, [`super::world`] does it, and lint only builds and validates it.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::checks::{self, CheckError, ClusterCheck, OracleCheck};
 use crate::model::Lang;
@@ -21,6 +22,9 @@ pub enum Action {
     Reject(Vec<String>),
     /// One check of the environment or of the last command.
     Check(Check),
+    /// A check that may take a while to hold (`… within 30 seconds`): evaluated until it passes
+    /// or the time is up, as controllers and istiod converge after a command returns.
+    Eventually(Check, Duration),
 }
 
 /// A check of any kind: on files and the last command, on the cluster, or against the output of
@@ -68,9 +72,32 @@ impl Action {
                 .to_owned()),
             Action::Reject(_) => Ok(()),
             Action::Check(check) => check.validate().map_err(|e| e.render(lang)),
+            Action::Eventually(check, _) if check.is_about_command() => Err(lang
+                .pick(
+                    "a check on a finished command cannot change: it needs no \"within\"",
+                    "終わったコマンドについてのチェックは変わらない: 「以内に」は要らない",
+                )
+                .to_owned()),
+            Action::Eventually(_, wait) if wait.is_zero() || *wait > MAX_WAIT => Err(format!(
+                "{} {}s",
+                lang.pick("a wait must be 1 to", "待ち時間は 1 から"),
+                MAX_WAIT.as_secs()
+            )),
+            Action::Eventually(check, _) => check.validate().map_err(|e| e.render(lang)),
+        }
+    }
+
+    /// The check the action makes, if it is one (waiting or not).
+    pub fn check(&self) -> Option<&Check> {
+        match self {
+            Action::Check(check) | Action::Eventually(check, _) => Some(check),
+            _ => None,
         }
     }
 }
+
+/// The longest a check may wait to hold.
+pub const MAX_WAIT: Duration = Duration::from_secs(600);
 
 /// The checks a mistake scenario's docstring lists: its non-blank lines that are not comments.
 pub fn listed_checks(docstring: &str) -> Vec<String> {

@@ -28,3 +28,42 @@ fn run_step(world: &mut LabWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     }
     .boxed_local()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cucumber::gherkin::{LineCol, Span, Step};
+
+    #[test]
+    fn every_example_and_a_waiting_check_have_one_binding() {
+        let steps = collection();
+        let step = |ty, value: &str| Step {
+            keyword: String::new(),
+            ty,
+            value: value.to_owned(),
+            docstring: None,
+            table: None,
+            span: Span { start: 0, end: 0 },
+            position: LineCol { line: 0, col: 0 },
+        };
+        for p in super::super::phrases::PHRASES {
+            for text in [p.en.example, p.ja.example] {
+                assert!(
+                    matches!(steps.find(&step(p.ty, text)), Ok(Some(_))),
+                    "{text}"
+                );
+            }
+        }
+        for text in [
+            r#"the file "/a" should exist within 2 seconds"#,
+            r#"2 秒以内に ファイル "/a" が存在する"#,
+        ] {
+            let found = steps.find(&step(StepType::Then, text));
+            assert!(
+                matches!(found, Ok(Some(_))),
+                "{text}: {:?}",
+                found.map(|f| f.is_some())
+            );
+        }
+    }
+}

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use cucumber::gherkin::{Step, StepType};
 use cucumber_expressions::Expression;
@@ -71,10 +72,13 @@ fn sentences() -> &'static [Compiled1] {
     })
 }
 
-/// The regular expressions of every sentence with its step type: what the cucumber bindings
-/// register.
+/// The regular expressions of every sentence with its step type, and the forms of a check that
+/// waits: what the cucumber bindings register.
 pub fn regexes() -> impl Iterator<Item = (StepType, &'static Regex)> {
-    sentences().iter().map(|s| (PHRASES[s.phrase].ty, &s.regex))
+    sentences()
+        .iter()
+        .map(|s| (PHRASES[s.phrase].ty, &s.regex))
+        .chain(waiting_forms().iter().map(|(re, _)| (StepType::Then, re)))
 }
 
 /// The arguments a regex captured, in the expression's order: an unnamed group is one argument;
@@ -121,8 +125,63 @@ fn reorder(sentence: &Sentence, captured: Vec<String>) -> Vec<String> {
     args
 }
 
-/// Compiles a step: which phrase it is, in which language, and the action it makes.
+/// The forms of a check that may wait: `… within 30 seconds` (English) and `30 秒以内に …`
+/// (Japanese), around any check phrase.
+pub fn waiting_forms() -> &'static [(Regex, Lang); 2] {
+    static FORMS: OnceLock<[(Regex, Lang); 2]> = OnceLock::new();
+    FORMS.get_or_init(|| {
+        [
+            (
+                Regex::new(r"^(?P<check>.+) within (?P<n>\d+) seconds?$").expect("static regex"),
+                Lang::En,
+            ),
+            (
+                Regex::new(r"^(?P<n>\d+) ?秒以内に、? ?(?P<check>.+)$").expect("static regex"),
+                Lang::Ja,
+            ),
+        ]
+    })
+}
+
+/// A check that may wait: the check's own text and the wait.
+fn eventually(value: &str) -> Option<(String, Duration, Lang)> {
+    waiting_forms().iter().find_map(|(re, lang)| {
+        let caps = re.captures(value)?;
+        let seconds: u64 = caps["n"].parse().ok()?;
+        Some((
+            caps["check"].to_owned(),
+            Duration::from_secs(seconds),
+            *lang,
+        ))
+    })
+}
+
+/// Compiles a step: which phrase it is, in which language, and the action it makes. A Then step
+/// with a wait (`… within 30 seconds`) compiles its check and waits for it.
 pub fn compile(step: &Step) -> Result<Compiled, CompileError> {
+    if step.ty == StepType::Then
+        && let Some((text, wait, lang)) = eventually(&step.value)
+    {
+        let inner = Step {
+            value: text,
+            ..step.clone()
+        };
+        let compiled = compile_phrase(&inner)?;
+        let Action::Check(check) = compiled.action else {
+            return Err(CompileError::Invalid(
+                lang.pick("only a check can wait", "待てるのはチェックだけ")
+                    .to_owned(),
+            ));
+        };
+        let action = Action::Eventually(check, wait);
+        action.validate(lang).map_err(CompileError::Invalid)?;
+        return Ok(Compiled { action, ..compiled });
+    }
+    compile_phrase(step)
+}
+
+/// Compiles a step that is one phrase of the table.
+fn compile_phrase(step: &Step) -> Result<Compiled, CompileError> {
     let mut found: Vec<(&Compiled1, Vec<String>)> = sentences()
         .iter()
         .filter(|s| PHRASES[s.phrase].ty == step.ty)
@@ -207,6 +266,35 @@ mod tests {
         assert!(
             matches!(c.action, Action::Check(AnyCheck::Local(Check::OutputContains(t))) if t == "say \"hi\"")
         );
+    }
+
+    #[test]
+    fn a_check_may_wait_in_either_language_but_not_on_a_finished_command() {
+        let en = compile(&then(
+            r#"the file "/root/a.txt" should exist within 30 seconds"#,
+        ));
+        let ja = compile(&then(r#"30 秒以内に ファイル "/root/a.txt" が存在する"#));
+        for c in [en, ja] {
+            match c.map(|c| c.action) {
+                Ok(Action::Eventually(AnyCheck::Local(Check::FileExists(_)), wait)) => {
+                    assert_eq!(wait, Duration::from_secs(30))
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let bad = compile(&then("the last command should succeed within 5 seconds"));
+        assert!(
+            matches!(&bad, Err(CompileError::Invalid(m)) if m.contains("finished command")),
+            "{bad:?}"
+        );
+        let bad = compile(&then(
+            r#"the file "/root/a.txt" should exist within 0 seconds"#,
+        ));
+        assert!(matches!(bad, Err(CompileError::Invalid(_))), "{bad:?}");
+        let bad = compile(&then(
+            r#"the file "/root/a.txt" should exist within 601 seconds"#,
+        ));
+        assert!(matches!(bad, Err(CompileError::Invalid(_))), "{bad:?}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! A step that does not pass ends with a [`StepFailure`]: a typed value, never text to read back.
 
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cucumber::gherkin;
 
@@ -11,7 +11,7 @@ use super::action::{Action, Check};
 use super::compile::{Compiled, compile, compile_check};
 use super::prepare;
 use crate::cell::{Cell, DEFAULT_TIMEOUT};
-use crate::checks::{CheckError, Env, Fault};
+use crate::checks::{CheckError, Env, Failure, Fault};
 use crate::model::{Lang, Transcript};
 
 /// What the scenario being run declares, captured by the runner's `before` hook.
@@ -102,6 +102,13 @@ impl LabWorld {
             Action::Reject(listed) => self.reject(&cell, lang, step, &listed).await,
             Action::Check(check) => {
                 match evaluate(&cell, &check, lang, self.last.as_ref(), self.timeout()).await {
+                    None | Some(Ok(())) => Ok(()),
+                    Some(Err(fault)) => Err(StepFailure::Check { fault, lang }),
+                }
+            }
+            Action::Eventually(check, wait) => {
+                let last = self.last.as_ref();
+                match evaluate_within(&cell, &check, lang, last, self.timeout(), wait).await {
                     None | Some(Ok(())) => Ok(()),
                     Some(Err(fault)) => Err(StepFailure::Check { fault, lang }),
                 }
@@ -197,8 +204,9 @@ impl LabWorld {
         let mut passing = Vec::new();
         let mut any_environment_check = false;
         for step in &self.scenario.checks {
+            // Before the step, a check that may wait is looked at once: it must not hold yet.
             let Ok(Compiled {
-                action: Action::Check(check),
+                action: Action::Check(check) | Action::Eventually(check, _),
                 lang: check_lang,
                 ..
             }) = compile(step)
@@ -273,6 +281,39 @@ pub async fn evaluate(
             }
         },
     })
+}
+
+/// Evaluates a check until it holds or `wait` is up, polling with backoff (0.1 s, doubling up to
+/// 2 s). A check error ends the wait at once; on timeout, the last failure says how long it
+/// waited.
+pub async fn evaluate_within(
+    cell: &Cell,
+    check: &Check,
+    lang: Lang,
+    last: Option<&Transcript>,
+    timeout: Duration,
+    wait: Duration,
+) -> Option<Result<(), Fault>> {
+    let deadline = Instant::now() + wait;
+    let mut pause = Duration::from_millis(100);
+    loop {
+        let result = evaluate(cell, check, lang, last, timeout).await;
+        let Some(Err(Fault::Failed(failure))) = result else {
+            return result;
+        };
+        let now = Instant::now();
+        if now >= deadline {
+            let found = format!(
+                "{} ({} {} s)",
+                failure.found,
+                lang.pick("still so after", "待っても変わらない:"),
+                wait.as_secs()
+            );
+            return Some(Err(Fault::Failed(Failure::new(failure.expected, found))));
+        }
+        tokio::time::sleep(pause.min(deadline - now)).await;
+        pause = (pause * 2).min(Duration::from_secs(2));
+    }
 }
 
 /// Step definitions fail by panicking, as cucumber expects; cucumber silences the panic hook

@@ -100,7 +100,8 @@ where
 }
 
 fn lint(paths: &[PathBuf]) -> i32 {
-    let mut opts = RunOptions::new(paths.to_vec());
+    let mut opts = RunOptions::new(paths.to_vec(), runner::Purpose::Validate);
+    // Lint plans as a run would (mistakes included), to find what a run would refuse.
     // Lint needs no toolchain: one placeholder point of the matrix stands for all.
     opts.istio = vec!["-".to_owned()];
     match runner::plan(&opts) {
@@ -138,16 +139,19 @@ fn report_plan_error(e: &PlanError) -> i32 {
 
 /// `labcheck run`, also what `cargo test` runs on features/.
 pub async fn run(args: RunArgs) -> i32 {
-    let mut opts = RunOptions::new(args.paths.clone());
+    // The author's loop (`--step N`): start from the last step's checkpoint, and leave one for
+    // the next try.
+    let purpose = match args.step {
+        Some(_) => runner::Purpose::Author,
+        None => runner::Purpose::Validate,
+    };
+    let mut opts = RunOptions::new(args.paths.clone(), purpose);
     opts.jobs = args.jobs;
     opts.keep = args.keep;
     opts.tags = args.tags.clone();
     opts.step = args.step;
     opts.shard = args.shard;
     opts.report_dir = args.report_dir.clone();
-    // The author's loop: start from the last step's checkpoint, and leave one for the next try.
-    opts.resume = args.step.is_some();
-    opts.checkpoint_all = args.step.is_some();
     opts.fresh = args.fresh;
     opts.checkpoints = !args.no_checkpoints;
     let setup = runner::tool_setup_for(&args.paths);
@@ -311,7 +315,7 @@ async fn down(name: Option<&str>, all: bool) -> i32 {
 }
 
 async fn grade(args: GradeArgs) -> i32 {
-    let mut opts = RunOptions::new(vec![args.lab.clone()]);
+    let mut opts = RunOptions::new(vec![args.lab.clone()], runner::Purpose::Grade);
     opts.step = args.step;
     let target = match &args.cell {
         Some(name) => match kept::find(&opts.state_dir, name) {
@@ -357,7 +361,7 @@ fn render(
     format: crate::render::Format,
     output: Option<&Path>,
 ) -> i32 {
-    let (lab, feature) = match crate::lint::load(lab) {
+    let lab = match crate::lint::load(lab) {
         Err(e) => {
             eprintln!("labcheck render: {e}");
             return 2;
@@ -370,8 +374,10 @@ fn render(
         }
         Ok(Ok(loaded)) => loaded,
     };
-    let source = std::fs::read_to_string(&lab.path).unwrap_or_default();
-    let page = crate::render::render(&source, &feature, &lab, format, with_solution);
+    let Some(feature) = lab.feature() else {
+        return 2;
+    };
+    let page = crate::render::render(&lab.text, &feature, &lab, format, with_solution);
     match output {
         None => {
             print!("{page}");

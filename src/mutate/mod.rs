@@ -132,27 +132,26 @@ pub struct Loaded {
 
 /// Reads and lints the lab, and finds its step scripts.
 pub fn load(path: &Path, step: Option<usize>) -> std::result::Result<Loaded, MutateError> {
-    let text = std::fs::read_to_string(path).map_err(|source| MutateError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
-    let (lab, feature) = crate::lint::load(path)
+    let lab = crate::lint::load(path)
         .map_err(runner::PlanError::from)?
         .map_err(runner::PlanError::Lint)?;
-    let scripts = lab::scripts(&text, &feature, step);
+    let text = lab.text.clone();
+    let scripts = match lab.feature() {
+        Some(feature) => lab::scripts(&text, &feature, step),
+        None => Vec::new(),
+    };
     Ok(Loaded { text, lab, scripts })
 }
 
 /// The baseline's options: the lab alone, no mistakes, capturing what typed answers need.
 pub fn baseline_options(opts: &MutateOptions, capture: Vec<PathBuf>) -> RunOptions {
-    let mut run = RunOptions::new(vec![opts.lab.clone()]);
+    let mut run = RunOptions::new(vec![opts.lab.clone()], runner::Purpose::Baseline);
     run.istio = opts.labels.clone();
     run.jobs = opts.jobs;
-    run.mistakes = false;
     run.capture = capture;
     run.state_dir = opts.state_dir.clone();
-    // Every mutant starts from the checkpoint of the step before the one it changes.
-    run.checkpoint_all = true;
+    // Every mutant starts from the checkpoint of the step before the one it changes: the
+    // purpose writes one after every step.
     run
 }
 
@@ -267,15 +266,12 @@ pub fn mutant_options(
     label: &str,
     slowest: Duration,
 ) -> RunOptions {
-    let mut run = RunOptions::new(paths);
+    let mut run = RunOptions::new(paths, runner::Purpose::Mutant);
     run.istio = vec![label.to_owned()];
     run.jobs = opts.jobs;
-    run.mistakes = false;
-    run.discrimination = false;
     run.timeout = Some((slowest * 3).max(Duration::from_secs(20)));
     run.state_dir = opts.state_dir.clone();
     run.origin = Some(opts.lab.clone());
-    run.resume = true;
     run
 }
 

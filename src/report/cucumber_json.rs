@@ -21,7 +21,7 @@ pub fn render(record: &Record) -> String {
 
 fn feature(c: &CellRecord) -> Value {
     let path = c.lab.origin();
-    let parsed = gherkin::Feature::parse_path(path, gherkin::GherkinEnv::default()).ok();
+    let parsed = c.lab.feature();
     let label = if c.id.label == "-" {
         String::new()
     } else {
@@ -30,7 +30,7 @@ fn feature(c: &CellRecord) -> Value {
     let elements: Vec<Value> = c
         .steps
         .iter()
-        .map(|s| element(c, s, parsed.as_ref()))
+        .map(|s| element(c, s, parsed.as_deref()))
         .collect();
     json!({
         "uri": path.display().to_string(),

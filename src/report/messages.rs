@@ -32,17 +32,16 @@ pub fn render(record: &Record) -> String {
         "cpu": {"name": std::env::consts::ARCH},
     }}));
     // Each feature file once: its source and its document.
-    let mut documents: BTreeMap<String, Option<gherkin::Feature>> = BTreeMap::new();
+    let mut documents: BTreeMap<String, Option<std::sync::Arc<gherkin::Feature>>> = BTreeMap::new();
     for c in record.cells.values() {
         let uri = c.lab.origin().display().to_string();
         if documents.contains_key(&uri) {
             continue;
         }
-        let source = std::fs::read_to_string(c.lab.origin()).unwrap_or_default();
-        let feature = gherkin::Feature::parse(&source, gherkin::GherkinEnv::default()).ok();
+        let feature = c.lab.feature();
         out.push(json!({"source": {
             "uri": uri,
-            "data": source,
+            "data": c.lab.text,
             "mediaType": "text/x.cucumber.gherkin+plain",
         }}));
         if let Some(f) = &feature {

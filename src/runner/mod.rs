@@ -19,7 +19,7 @@ mod signal;
 pub use crate::state::default_state_dir;
 pub use environment::{Environment, Needs, Tool};
 pub use grade::{GradeTarget, grade};
-pub use plan::{CellPlan, PlanError, RunOptions, plan};
+pub use plan::{CellPlan, PlanError, Purpose, RunOptions, plan};
 pub use resolve::{
     ClusterChoice, EnvironmentError, Setup, environment_for, matrix, tool_setup_for,
 };
@@ -151,7 +151,7 @@ pub async fn run(
     if interrupted.is_some() {
         // Dropping the cells' futures killed their process groups, holders and clusters; their
         // directories go too, unless kept.
-        if !(opts.keep || opts.step.is_some()) {
+        if !(opts.keep || opts.purpose.keeps_cells()) {
             let cleanup = async {
                 for c in &cells {
                     remove_cell_dir(&cell_dir(opts, &c.id)).await;
@@ -268,7 +268,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
         return stopped(Some("the run is closing".to_owned()), "the run is closing");
     };
     sink(Event::CellStarted { cell: id.clone() });
-    let keep = opts.keep || opts.step.is_some();
+    let keep = opts.keep || opts.purpose.keeps_cells();
     let dir = cell_dir(opts, &id);
     let _ = std::fs::remove_dir_all(&dir);
     // The cell prepares (sandbox, cluster) while it waits for its turn; once its turn comes, it
@@ -420,7 +420,7 @@ async fn prepare(
         .await
         .map_err(|e| e.to_string())?;
     let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
-    cell.discrimination = opts.discrimination;
+    cell.discrimination = opts.purpose.discrimination();
     cell.timeout = opts.timeout;
     if let Some(c) = checkpoint {
         let fixtures: Vec<PathBuf> = c.state.fixtures.iter().map(|(p, _)| p.clone()).collect();

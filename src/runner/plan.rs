@@ -15,14 +15,65 @@ use crate::checkpoint::Key;
 use crate::lint::{self, Problem, ReadError};
 use crate::model::{CellId, Lab, StepKind};
 
-/// What `labcheck run` was asked to do.
+/// Why a run is made. What it does follows from it: whether mistakes get cells, whether steps
+/// must discriminate, where main cells start and which checkpoints they write, whether cells are
+/// kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// `labcheck run`: every step of every lab, and each mistake in a cell of its own.
+    Validate,
+    /// `labcheck run --step N`, the author's loop: steps 1..=N from the latest checkpoint on
+    /// disk, a checkpoint after every step for the next try, the cell kept.
+    Author,
+    /// The reference run of `labcheck mutate`: no mistakes, a checkpoint after every step for
+    /// the mutants to start from.
+    Baseline,
+    /// Mutants: no mistakes, no discrimination (their earlier steps already differ from the
+    /// reference), each from the latest checkpoint before the step it changes.
+    Mutant,
+    /// `labcheck grade` and `lint`: the lab's own steps, checked where they are; nothing runs
+    /// them, so nothing starts from or writes a checkpoint.
+    Grade,
+}
+
+impl Purpose {
+    /// Whether mistake scenarios get cells of their own.
+    pub fn mistakes(self) -> bool {
+        self == Purpose::Validate
+    }
+
+    /// Whether a step must show a failing check before its commands run.
+    pub fn discrimination(self) -> bool {
+        self != Purpose::Mutant
+    }
+
+    /// Whether main cells start from the latest checkpoint of their steps on disk.
+    pub fn resume(self) -> bool {
+        matches!(self, Purpose::Author | Purpose::Mutant)
+    }
+
+    /// Whether a main cell writes a checkpoint after every passing step, not only those another
+    /// cell of the run starts from.
+    pub fn checkpoint_all(self) -> bool {
+        matches!(self, Purpose::Author | Purpose::Baseline)
+    }
+
+    /// Whether cells stay after the run for `shell`, `grade` and the next try.
+    pub fn keeps_cells(self) -> bool {
+        self == Purpose::Author
+    }
+}
+
+/// What a run was asked to do.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     pub paths: Vec<PathBuf>,
+    pub purpose: Purpose,
     pub jobs: usize,
+    /// Keep every cell (`--keep`), whatever the purpose.
     pub keep: bool,
     pub tags: Option<String>,
-    /// Run steps 1..=N of each lab and keep the cell.
+    /// Steps 1..=N of each lab only.
     pub step: Option<usize>,
     /// Where cells live while they run (`LABCHECK_STATE_DIR`, default `/var/tmp/labcheck`).
     pub state_dir: PathBuf,
@@ -32,11 +83,6 @@ pub struct RunOptions {
     pub istio: Vec<String>,
     /// Why there are no Istio labels (no versions file found), for labs tagged `@istio`.
     pub istio_unavailable: Option<String>,
-    /// Whether mistake scenarios get cells of their own (not in `--step N` or mutation runs).
-    pub mistakes: bool,
-    /// Whether scenarios must show a failing check before their commands (not for mutants,
-    /// whose earlier steps already differ from the reference).
-    pub discrimination: bool,
     /// A timeout for every learner command, instead of the scenarios' own.
     pub timeout: Option<Duration>,
     /// Files each cell's sandbox holds at the end of its run, reported as [`Event::Captured`].
@@ -48,20 +94,15 @@ pub struct RunOptions {
     /// Whether cells may start from checkpoints instead of replaying steps (`--no-checkpoints`
     /// replays every step).
     pub checkpoints: bool,
-    /// Main cells start from the latest checkpoint of their steps on disk (`run --step N`,
-    /// mutants).
-    pub resume: bool,
     /// Checkpoints on disk are not used, and those the run writes replace them (`--fresh`).
     pub fresh: bool,
-    /// A checkpoint after every passing step of a main cell (`run --step N`, a mutation run's
-    /// baseline), not only those another cell of the run starts from.
-    pub checkpoint_all: bool,
 }
 
 impl RunOptions {
-    pub fn new(paths: Vec<PathBuf>) -> RunOptions {
+    pub fn new(paths: Vec<PathBuf>, purpose: Purpose) -> RunOptions {
         RunOptions {
             paths,
+            purpose,
             jobs: 2,
             keep: false,
             tags: None,
@@ -70,16 +111,12 @@ impl RunOptions {
             report_dir: PathBuf::from("target/labcheck"),
             istio: Vec::new(),
             istio_unavailable: None,
-            mistakes: true,
-            discrimination: true,
             timeout: None,
             capture: Vec::new(),
             origin: None,
             shard: None,
             checkpoints: true,
-            resume: false,
             fresh: false,
-            checkpoint_all: false,
         }
     }
 }
@@ -153,7 +190,7 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
             Some(origin) => lint::load_as(file, origin)?,
             None => lint::load(file)?,
         };
-        let (mut lab, feature) = match loaded {
+        let mut lab = match loaded {
             Ok(loaded) => loaded,
             Err(p) => {
                 problems.extend(p);
@@ -168,12 +205,17 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
                 .trim_start_matches(['.', '/'])
                 .replace(['/', '.'], "-");
         }
+        let feature_tags = lab
+            .parsed
+            .as_ref()
+            .map(|f| f.tags.clone())
+            .unwrap_or_default();
         let lab = Arc::new(lab);
         let selected = |s: &crate::model::LabStep| {
             let in_range = opts.step.is_none_or(|n| s.index <= n);
             let tagged = filter
                 .as_ref()
-                .is_none_or(|f| f.eval(s.tags.iter().chain(&feature.tags)));
+                .is_none_or(|f| f.eval(s.tags.iter().chain(&feature_tags)));
             in_range && tagged
         };
         let steps: Vec<usize> = lab
@@ -182,7 +224,7 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
             .filter(|s| s.kind == StepKind::Step && selected(s))
             .map(|s| s.line)
             .collect();
-        let needs = Needs::of(&feature.tags);
+        let needs = Needs::of(&feature_tags);
         if needs == Needs::Istio && opts.istio.is_empty() {
             return Err(PlanError::NoIstio {
                 lab: file.display().to_string(),
@@ -212,7 +254,10 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
             }
             // `--step N` is an author's loop on the lab's steps; mistakes run in full runs.
             let mistakes = lab.steps.iter().filter(|s| {
-                s.kind == StepKind::Mistake && opts.step.is_none() && opts.mistakes && selected(s)
+                s.kind == StepKind::Mistake
+                    && opts.step.is_none()
+                    && opts.purpose.mistakes()
+                    && selected(s)
             });
             for m in mistakes {
                 // The mistake replaces the step it follows: replay the steps before that one.

@@ -119,11 +119,8 @@ pub fn arrange(
         let Some(binaries) = binaries(env, plan.needs, &plan.id.label) else {
             continue;
         };
-        let Ok(text) = std::fs::read_to_string(&plan.lab.path) else {
-            continue;
-        };
         let identity = crate::state::identity(&plan.id.label, &binaries);
-        keys.insert(id, checkpoint::keys(&text, &plan.lab, &identity));
+        keys.insert(id, checkpoint::keys(&plan.lab.text, &plan.lab, &identity));
     }
     let key_of = |plan: &CellPlan, line: usize| {
         keys.get(&(plan.lab.path.display().to_string(), plan.id.label.clone()))
@@ -135,7 +132,7 @@ pub fn arrange(
         if !runs_a_prefix(plan) {
             continue;
         }
-        if opts.resume {
+        if opts.purpose.resume() {
             // The latest cached checkpoint, leaving at least the last step to run.
             let latest = plan.lines[..plan.lines.len().saturating_sub(1)]
                 .iter()
@@ -154,7 +151,7 @@ pub fn arrange(
                 plan.lines.drain(..=i);
             }
         }
-        if opts.checkpoint_all {
+        if opts.purpose.checkpoint_all() {
             plan.checkpoints = plan
                 .lines
                 .iter()

@@ -15,8 +15,28 @@ use super::{CellPlan, Sink, adapter, resume};
 use crate::cell::Cell;
 use crate::checkpoint::{Key, Store};
 use crate::lint::tags;
-use crate::model::{Event, Outcome};
+use crate::model::{Event, Lab, Outcome};
 use crate::steps::{LabWorld, ScenarioContext};
+
+/// cucumber's parser for a lab already parsed: it hands over the feature lint parsed, so cucumber
+/// runs exactly the text that was linted and the file is not read again.
+struct Linted(Arc<Lab>);
+
+impl<I> cucumber::Parser<I> for Linted {
+    type Cli = cucumber::cli::Empty;
+    type Output =
+        futures::stream::Iter<std::vec::IntoIter<cucumber::parser::Result<gherkin::Feature>>>;
+
+    fn parse(self, _: I, _: Self::Cli) -> Self::Output {
+        let feature = self.0.feature().map(|f| (*f).clone()).ok_or_else(|| {
+            cucumber::parser::Error::Parsing(Arc::new(gherkin::ParseFileError::Reading {
+                path: self.0.path.clone(),
+                source: std::io::Error::other("the lab's text does not parse"),
+            }))
+        });
+        futures::stream::iter(vec![feature])
+    }
+}
 
 /// Runs the planned scenarios of one cell through cucumber; returns whether all passed and a
 /// harness error, if any.
@@ -33,6 +53,7 @@ pub(crate) async fn run_scenarios(
     let adapter = adapter::Adapter::new(cell.clone(), plan.lab.clone(), sink.clone());
     let cucumber = LabWorld::cucumber::<PathBuf>()
         .steps(crate::steps::bindings::collection())
+        .with_parser(Linted(plan.lab.clone()))
         .max_concurrent_scenarios(1);
     // A failed step stops a run (later steps would cascade); grading looks at every step.
     let cucumber = if cell.grading {

@@ -347,3 +347,24 @@ fn wrong_answer_reports() -> tempfile::TempDir {
     wrong_answer(reports.path()).assert().code(1);
     reports
 }
+
+#[test]
+fn a_check_that_waits_polls_for_its_whole_wait_then_says_how_long() {
+    let reports = tempfile::tempdir().expect("temp dir");
+    let started = std::time::Instant::now();
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args(["run", "tests/labs/eventually/never.feature", "--report-dir"])
+        .arg(reports.path())
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "tests/labs/eventually/never.feature:14",
+        ))
+        .stderr(predicate::str::contains("still so after 2 s"));
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(2),
+        "the check waited its 2 seconds"
+    );
+}
