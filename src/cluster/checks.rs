@@ -88,58 +88,8 @@ impl ClusterCheck {
                 resource,
                 name,
                 namespace,
-            } => {
-                let (ar, namespaced) = resolve(client, resource).await?;
-                let api: Api<DynamicObject> = match (namespace, namespaced) {
-                    (Some(ns), true) => Api::namespaced_with(client.clone(), ns, &ar),
-                    _ => Api::all_with(client.clone(), &ar),
-                };
-                let found = if namespace.is_some() || !namespaced {
-                    api.get_opt(name).await.map_err(api_error)?.is_some()
-                } else {
-                    let all = api.list(&ListParams::default()).await.map_err(api_error)?;
-                    all.items
-                        .iter()
-                        .any(|o| o.metadata.name.as_deref() == Some(name.as_str()))
-                };
-                if found {
-                    return Ok(());
-                }
-                let place = namespace
-                    .as_ref()
-                    .map(|ns| format!(" (namespace {ns})"))
-                    .unwrap_or_default();
-                Err(Fault::Failed(Failure::new(
-                    format!("{} {name}{place}", ar.kind),
-                    lang.pick("not found in the cluster", "クラスターに存在しない"),
-                )))
-            }
-            ClusterCheck::CrdEstablished(name) => {
-                let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-                let crd = api.get_opt(name).await.map_err(api_error)?;
-                let Some(crd) = crd else {
-                    return Err(Fault::Failed(Failure::new(
-                        format!("CRD {name}"),
-                        lang.pick("not found in the cluster", "クラスターに存在しない"),
-                    )));
-                };
-                let conditions = crd.status.and_then(|s| s.conditions).unwrap_or_default();
-                let established = conditions
-                    .iter()
-                    .any(|c| c.type_ == "Established" && c.status == "True");
-                if established {
-                    Ok(())
-                } else {
-                    let seen: Vec<String> = conditions
-                        .iter()
-                        .map(|c| format!("{}={}", c.type_, c.status))
-                        .collect();
-                    Err(Fault::Failed(Failure::new(
-                        format!("CRD {name} Established=True"),
-                        seen.join(", "),
-                    )))
-                }
-            }
+            } => exists(client, resource, name, namespace.as_deref(), lang).await,
+            ClusterCheck::CrdEstablished(name) => crd_established(client, name, lang).await,
             ClusterCheck::Query {
                 resource,
                 query: code,
@@ -159,34 +109,7 @@ impl ClusterCheck {
                 namespace,
                 label,
                 value,
-            } => {
-                let api: Api<Namespace> = Api::all(client.clone());
-                let ns = api.get_opt(namespace).await.map_err(api_error)?;
-                let Some(ns) = ns else {
-                    return Err(Fault::Failed(Failure::new(
-                        format!(
-                            "{} {namespace}",
-                            lang.pick("the namespace", "ネームスペース")
-                        ),
-                        lang.pick("not found in the cluster", "クラスターに存在しない"),
-                    )));
-                };
-                let labels = ns.metadata.labels.unwrap_or_default();
-                let found = labels.get(label);
-                match (value, found) {
-                    (Some(want), Some(got)) if want == got => Ok(()),
-                    (None, None) => Ok(()),
-                    (Some(want), got) => Err(Fault::Failed(Failure::new(
-                        format!("{label}={want}"),
-                        got.map(|g| format!("{label}={g}"))
-                            .unwrap_or_else(|| lang.pick("no such label", "ラベルなし").to_owned()),
-                    ))),
-                    (None, Some(got)) => Err(Fault::Failed(Failure::new(
-                        format!("{} {label}", lang.pick("no label", "ラベルなし:")),
-                        format!("{label}={got}"),
-                    ))),
-                }
-            }
+            } => namespace_label(client, namespace, label, value.as_deref(), lang).await,
             ClusterCheck::FileEqualsCluster {
                 file,
                 query: code,
@@ -211,5 +134,103 @@ impl ClusterCheck {
                 })?)
             }
         }
+    }
+}
+
+/// A resource of any type exists (in a namespace, when one is given).
+async fn exists(
+    client: &kube::Client,
+    resource: &str,
+    name: &str,
+    namespace: Option<&str>,
+    lang: Lang,
+) -> Result<(), Fault> {
+    let (ar, namespaced) = resolve(client, resource).await?;
+    let api: Api<DynamicObject> = match (namespace, namespaced) {
+        (Some(ns), true) => Api::namespaced_with(client.clone(), ns, &ar),
+        _ => Api::all_with(client.clone(), &ar),
+    };
+    let found = if namespace.is_some() || !namespaced {
+        api.get_opt(name).await.map_err(api_error)?.is_some()
+    } else {
+        let all = api.list(&ListParams::default()).await.map_err(api_error)?;
+        all.items
+            .iter()
+            .any(|o| o.metadata.name.as_deref() == Some(name))
+    };
+    if found {
+        return Ok(());
+    }
+    let place = namespace
+        .as_ref()
+        .map(|ns| format!(" (namespace {ns})"))
+        .unwrap_or_default();
+    Err(Fault::Failed(Failure::new(
+        format!("{} {name}{place}", ar.kind),
+        lang.pick("not found in the cluster", "クラスターに存在しない"),
+    )))
+}
+
+/// A CRD has the condition Established=True.
+async fn crd_established(client: &kube::Client, name: &str, lang: Lang) -> Result<(), Fault> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd = api.get_opt(name).await.map_err(api_error)?;
+    let Some(crd) = crd else {
+        return Err(Fault::Failed(Failure::new(
+            format!("CRD {name}"),
+            lang.pick("not found in the cluster", "クラスターに存在しない"),
+        )));
+    };
+    let conditions = crd.status.and_then(|s| s.conditions).unwrap_or_default();
+    let established = conditions
+        .iter()
+        .any(|c| c.type_ == "Established" && c.status == "True");
+    if established {
+        Ok(())
+    } else {
+        let seen: Vec<String> = conditions
+            .iter()
+            .map(|c| format!("{}={}", c.type_, c.status))
+            .collect();
+        Err(Fault::Failed(Failure::new(
+            format!("CRD {name} Established=True"),
+            seen.join(", "),
+        )))
+    }
+}
+
+/// A namespace's label has a value, or is absent (`value` None).
+async fn namespace_label(
+    client: &kube::Client,
+    namespace: &str,
+    label: &str,
+    value: Option<&str>,
+    lang: Lang,
+) -> Result<(), Fault> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let ns = api.get_opt(namespace).await.map_err(api_error)?;
+    let Some(ns) = ns else {
+        return Err(Fault::Failed(Failure::new(
+            format!(
+                "{} {namespace}",
+                lang.pick("the namespace", "ネームスペース")
+            ),
+            lang.pick("not found in the cluster", "クラスターに存在しない"),
+        )));
+    };
+    let labels = ns.metadata.labels.unwrap_or_default();
+    let found = labels.get(label);
+    match (value, found) {
+        (Some(want), Some(got)) if want == got => Ok(()),
+        (None, None) => Ok(()),
+        (Some(want), got) => Err(Fault::Failed(Failure::new(
+            format!("{label}={want}"),
+            got.map(|g| format!("{label}={g}"))
+                .unwrap_or_else(|| lang.pick("no such label", "ラベルなし").to_owned()),
+        ))),
+        (None, Some(got)) => Err(Fault::Failed(Failure::new(
+            format!("{} {label}", lang.pick("no label", "ラベルなし:")),
+            format!("{label}={got}"),
+        ))),
     }
 }

@@ -242,27 +242,12 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
         shared.slots.close(plan.checkpoints.values());
         (id.clone(), error.map_or(Ok(false), Err))
     };
-    // A cell that starts from another cell's checkpoint waits for it, holding no slot.
-    let checkpoint = match &plan.resume {
-        None => None,
-        Some(r) => match &r.ready {
-            Some(c) => Some(c.clone()),
-            None => match shared.slots.wait(&r.key).await {
-                resume::Slot::Ready(c) => Some(c),
-                resume::Slot::Failed(error) => {
-                    sink(Event::CellStarted { cell: id.clone() });
-                    return stopped(Some(error.clone()), &error);
-                }
-                resume::Slot::Pending | resume::Slot::NotWritten => {
-                    sink(Event::CellStarted { cell: id.clone() });
-                    let reason = format!(
-                        "step {} did not pass in the lab's own cell, and this one starts after it",
-                        r.after.index
-                    );
-                    return stopped(None, &reason);
-                }
-            },
-        },
+    let checkpoint = match start_from(shared, &plan).await {
+        Ok(checkpoint) => checkpoint,
+        Err((error, reason)) => {
+            sink(Event::CellStarted { cell: id.clone() });
+            return stopped(error, &reason);
+        }
     };
     let Ok(_alive) = shared.alive.acquire().await else {
         return stopped(Some("the run is closing".to_owned()), "the run is closing");
@@ -286,7 +271,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
     let ((prepared, ready_at), (_turn, turn_at)) = (prepared, turn);
     let Prepared {
         cell,
-        mut cluster,
+        cluster,
         setup,
         restore,
     } = match prepared {
@@ -324,6 +309,64 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
     if let Some(e) = checkpointer.and_then(|c| c.errors.borrow_mut().drain(..).next()) {
         error.get_or_insert(e);
     }
+    let ran = Ran {
+        cell,
+        cluster,
+        passed,
+        error,
+    };
+    finish(shared, &plan, ran, keep, &dir).await
+}
+
+/// A cell whose steps have run.
+struct Ran {
+    cell: Arc<Cell>,
+    cluster: Option<Cluster>,
+    passed: bool,
+    error: Option<String>,
+}
+
+/// The checkpoint a cell starts from: its own from disk, or the one the lab's main cell of this
+/// run writes, waited for holding no slot. `Err` holds why the cell cannot run: a harness error,
+/// and the reason its steps did not run.
+async fn start_from(
+    shared: &Shared<'_>,
+    plan: &CellPlan,
+) -> Result<Option<Checkpoint>, (Option<String>, String)> {
+    let Some(r) = &plan.resume else {
+        return Ok(None);
+    };
+    if let Some(c) = &r.ready {
+        return Ok(Some(c.clone()));
+    }
+    match shared.slots.wait(&r.key).await {
+        resume::Slot::Ready(c) => Ok(Some(c)),
+        resume::Slot::Failed(error) => Err((Some(error.clone()), error)),
+        resume::Slot::Pending | resume::Slot::NotWritten => Err((
+            None,
+            format!(
+                "step {} did not pass in the lab's own cell, and this one starts after it",
+                r.after.index
+            ),
+        )),
+    }
+}
+
+/// After a cell's steps: what it captured, what it keeps or leaves for the report, and its end.
+async fn finish(
+    shared: &Shared<'_>,
+    plan: &CellPlan,
+    ran: Ran,
+    keep: bool,
+    dir: &Path,
+) -> (CellId, Result<bool, String>) {
+    let (opts, sink, id) = (shared.opts, &shared.sink, plan.id.clone());
+    let Ran {
+        cell,
+        mut cluster,
+        passed,
+        error,
+    } = ran;
     if !opts.capture.is_empty() {
         let files = opts
             .capture
@@ -350,7 +393,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
             c.stop().await;
         }
         cell.sandbox.shutdown().await;
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(dir);
     }
     sink(Event::CellFinished {
         cell: id.clone(),

@@ -3,7 +3,7 @@
 //! `--step`, the Istio matrix, shards, and which checkpoints each cell starts from and writes.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -184,102 +184,10 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
     }
     let mut problems = Vec::new();
     let mut cells = Vec::new();
-    let stem = |f: &PathBuf| f.file_stem().map(|s| s.to_owned());
     for file in &files {
-        let loaded = match &opts.origin {
-            Some(origin) => lint::load_as(file, origin)?,
-            None => lint::load(file)?,
-        };
-        let mut lab = match loaded {
-            Ok(loaded) => loaded,
-            Err(p) => {
-                problems.extend(p);
-                continue;
-            }
-        };
-        if files.iter().filter(|f| stem(f) == stem(file)).count() > 1 {
-            // Two labs of one name: their cells are named by their paths.
-            lab.id = file
-                .with_extension("")
-                .to_string_lossy()
-                .trim_start_matches(['.', '/'])
-                .replace(['/', '.'], "-");
-        }
-        let feature_tags = lab
-            .parsed
-            .as_ref()
-            .map(|f| f.tags.clone())
-            .unwrap_or_default();
-        let lab = Arc::new(lab);
-        let selected = |s: &crate::model::LabStep| {
-            let in_range = opts.step.is_none_or(|n| s.index <= n);
-            let tagged = filter
-                .as_ref()
-                .is_none_or(|f| f.eval(s.tags.iter().chain(&feature_tags)));
-            in_range && tagged
-        };
-        let steps: Vec<usize> = lab
-            .steps
-            .iter()
-            .filter(|s| s.kind == StepKind::Step && selected(s))
-            .map(|s| s.line)
-            .collect();
-        let needs = Needs::of(&feature_tags);
-        if needs == Needs::Istio && opts.istio.is_empty() {
-            return Err(PlanError::NoIstio {
-                lab: file.display().to_string(),
-                why: opts.istio_unavailable.clone().unwrap_or_else(|| {
-                    "the matrix is empty (istio-versions.toml's default, or --istio)".to_owned()
-                }),
-            });
-        }
-        let labels = match needs {
-            Needs::Istio => opts.istio.clone(),
-            Needs::Sandbox | Needs::Cluster => vec!["-".to_owned()],
-        };
-        for label in labels {
-            if !steps.is_empty() {
-                cells.push(CellPlan {
-                    id: CellId {
-                        lab: lab.slug(),
-                        label: label.clone(),
-                        mistake: None,
-                    },
-                    lab: lab.clone(),
-                    lines: steps.clone(),
-                    needs,
-                    resume: None,
-                    checkpoints: BTreeMap::new(),
-                });
-            }
-            // `--step N` is an author's loop on the lab's steps; mistakes run in full runs.
-            let mistakes = lab.steps.iter().filter(|s| {
-                s.kind == StepKind::Mistake
-                    && opts.step.is_none()
-                    && opts.purpose.mistakes()
-                    && selected(s)
-            });
-            for m in mistakes {
-                // The mistake replaces the step it follows: replay the steps before that one.
-                let before = lab
-                    .steps
-                    .iter()
-                    .filter(|s| s.kind == StepKind::Step && s.index < m.index);
-                let mut lines: Vec<usize> = before.map(|s| s.line).collect();
-                lines.push(m.line);
-                cells.push(CellPlan {
-                    id: CellId {
-                        lab: lab.slug(),
-                        label: label.clone(),
-                        mistake: Some(m.line),
-                    },
-                    lab: lab.clone(),
-                    lines,
-                    needs,
-                    resume: None,
-                    checkpoints: BTreeMap::new(),
-                });
-            }
+        match load(opts, &files, file)? {
+            Ok(lab) => cells.extend(lab_cells(opts, file, lab, filter.as_ref())?),
+            Err(p) => problems.extend(p),
         }
     }
     if !problems.is_empty() {
@@ -298,6 +206,105 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
         cells.retain(|_| position.next().is_some_and(|p| shard.takes(p)));
         if cells.is_empty() {
             return Err(PlanError::EmptyShard { shard, planned });
+        }
+    }
+    Ok(cells)
+}
+
+/// Lints one lab of the run; two labs of one file name get cells named by their paths.
+fn load(
+    opts: &RunOptions,
+    files: &[PathBuf],
+    file: &PathBuf,
+) -> Result<Result<Lab, Vec<Problem>>, PlanError> {
+    let loaded = match &opts.origin {
+        Some(origin) => lint::load_as(file, origin)?,
+        None => lint::load(file)?,
+    };
+    let Ok(mut lab) = loaded else {
+        return Ok(loaded);
+    };
+    let stem = |f: &PathBuf| f.file_stem().map(|s| s.to_owned());
+    if files.iter().filter(|f| stem(f) == stem(file)).count() > 1 {
+        lab.id = file
+            .with_extension("")
+            .to_string_lossy()
+            .trim_start_matches(['.', '/'])
+            .replace(['/', '.'], "-");
+    }
+    Ok(Ok(lab))
+}
+
+/// A lab's cells: one per point of the matrix for its steps, and one per mistake scenario.
+fn lab_cells(
+    opts: &RunOptions,
+    file: &Path,
+    lab: Lab,
+    filter: Option<&gherkin::tagexpr::TagOperation>,
+) -> Result<Vec<CellPlan>, PlanError> {
+    let feature_tags = lab
+        .parsed
+        .as_ref()
+        .map(|f| f.tags.clone())
+        .unwrap_or_default();
+    let lab = Arc::new(lab);
+    let selected = |s: &crate::model::LabStep| {
+        let in_range = opts.step.is_none_or(|n| s.index <= n);
+        let tagged = filter.is_none_or(|f| f.eval(s.tags.iter().chain(&feature_tags)));
+        in_range && tagged
+    };
+    let steps: Vec<usize> = lab
+        .steps
+        .iter()
+        .filter(|s| s.kind == StepKind::Step && selected(s))
+        .map(|s| s.line)
+        .collect();
+    let needs = Needs::of(&feature_tags);
+    if needs == Needs::Istio && opts.istio.is_empty() {
+        return Err(PlanError::NoIstio {
+            lab: file.display().to_string(),
+            why: opts.istio_unavailable.clone().unwrap_or_else(|| {
+                "the matrix is empty (istio-versions.toml's default, or --istio)".to_owned()
+            }),
+        });
+    }
+    let labels = match needs {
+        Needs::Istio => opts.istio.clone(),
+        Needs::Sandbox | Needs::Cluster => vec!["-".to_owned()],
+    };
+    let cell = |label: &str, mistake: Option<usize>, lines: Vec<usize>| CellPlan {
+        id: CellId {
+            lab: lab.slug(),
+            label: label.to_owned(),
+            mistake,
+        },
+        lab: lab.clone(),
+        lines,
+        needs,
+        resume: None,
+        checkpoints: BTreeMap::new(),
+    };
+    let mut cells = Vec::new();
+    for label in labels {
+        if !steps.is_empty() {
+            cells.push(cell(&label, None, steps.clone()));
+        }
+        // `--step N` is an author's loop on the lab's steps; mistakes run in full runs.
+        let mistakes = lab.steps.iter().filter(|s| {
+            s.kind == StepKind::Mistake
+                && opts.step.is_none()
+                && opts.purpose.mistakes()
+                && selected(s)
+        });
+        for m in mistakes {
+            // The mistake replaces the step it follows: replay the steps before that one.
+            let before = lab
+                .steps
+                .iter()
+                .filter(|s| s.kind == StepKind::Step && s.index < m.index);
+            let mut lines: Vec<usize> = before.map(|s| s.line).collect();
+            lines.push(m.line);
+            cells.push(cell(&label, Some(m.line), lines));
         }
     }
     Ok(cells)
