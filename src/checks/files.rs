@@ -8,32 +8,28 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
         Check::FileExists(path) => read_text(env, path, lang).map(|_| ()),
         Check::FileNonEmpty(path) => {
             let text = read_text(env, path, lang)?;
-            if text.trim().is_empty() {
-                Err(Fault::Failed(Failure::new(
+            verdict(!text.trim().is_empty(), || {
+                Failure::new(
                     format!(
                         "{} {}",
                         path.display(),
                         lang.pick("not empty", "が空でないこと")
                     ),
                     lang.pick("the file is empty", "ファイルが空"),
-                )))
-            } else {
-                Ok(())
-            }
+                )
+            })
         }
         Check::FileContains(path, needle) => {
             let text = read_text(env, path, lang)?;
-            if text.contains(needle.as_str()) {
-                Ok(())
-            } else {
-                Err(Fault::Failed(Failure::new(
+            verdict(text.contains(needle.as_str()), || {
+                Failure::new(
                     format!(
                         "{} {needle:?}",
                         lang.pick("a line containing", "次を含むこと:")
                     ),
                     excerpt(&text),
-                )))
-            }
+                )
+            })
         }
         Check::FileLacks(path, needle) => {
             let text = read_text(env, path, lang)?;
@@ -54,25 +50,21 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
         }
         Check::FileMatches(path, re) => {
             let text = read_text(env, path, lang)?;
-            if re.is_match(&text) {
-                Ok(())
-            } else {
-                Err(Fault::Failed(Failure::new(
+            verdict(re.is_match(&text), || {
+                Failure::new(
                     format!(
                         "{} /{re}/",
                         lang.pick("text matching", "次にマッチすること:")
                     ),
                     excerpt(&text),
-                )))
-            }
+                )
+            })
         }
         Check::LinesMatchingAtLeast(path, n, re) => {
             let text = read_text(env, path, lang)?;
             let count = text.lines().filter(|l| re.is_match(l)).count();
-            if count >= *n {
-                Ok(())
-            } else {
-                Err(Fault::Failed(Failure::new(
+            verdict(count >= *n, || {
+                Failure::new(
                     match lang {
                         Lang::En => format!("at least {n} lines matching /{re}/"),
                         Lang::Ja => format!("/{re}/ にマッチする行が {n} 行以上"),
@@ -81,16 +73,14 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
                         Lang::En => format!("{count} such lines"),
                         Lang::Ja => format!("{count} 行"),
                     },
-                )))
-            }
+                )
+            })
         }
         Check::LineCount(path, n) => {
             let text = read_text(env, path, lang)?;
             let count = text.lines().count();
-            if count == *n {
-                Ok(())
-            } else {
-                Err(Fault::Failed(Failure::new(
+            verdict(count == *n, || {
+                Failure::new(
                     match lang {
                         Lang::En => format!("exactly {n} lines"),
                         Lang::Ja => format!("ちょうど {n} 行"),
@@ -99,9 +89,18 @@ pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), F
                         Lang::En => format!("{count} lines:{}", excerpt(&text)),
                         Lang::Ja => format!("{count} 行:{}", excerpt(&text)),
                     },
-                )))
-            }
+                )
+            })
         }
         _ => Ok(()),
+    }
+}
+
+/// Passes when `holds`, else fails with what `failure` says.
+fn verdict(holds: bool, failure: impl FnOnce() -> Failure) -> Result<(), Fault> {
+    if holds {
+        Ok(())
+    } else {
+        Err(Fault::Failed(failure()))
     }
 }

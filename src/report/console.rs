@@ -56,6 +56,25 @@ impl Live {
         bar.set_message(message);
     }
 
+    /// What an event changes on the live display.
+    fn show(&self, event: &Event) {
+        match event {
+            Event::RunStarted { cells } => self.total.set_length(cells.len() as u64),
+            Event::CellStarted { cell } => self.cell(cell, format!("{cell}: preparing")),
+            Event::EnvironmentReady { cell, .. } => self.cell(cell, format!("{cell}: running")),
+            Event::StepFinished { cell, step, .. } => self.cell(
+                cell,
+                format!(
+                    "{cell}: step {} done ({}), running the next",
+                    step.index, step.name
+                ),
+            ),
+            Event::CellFinished { cell, .. } => self.cell_done(cell),
+            Event::RunFinished { .. } => self.total.finish_with_message("done"),
+            Event::Captured { .. } => {}
+        }
+    }
+
     fn cell_done(&self, cell: &CellId) {
         if let Some(bar) = self.cells.borrow_mut().remove(cell) {
             bar.finish_and_clear();
@@ -88,21 +107,7 @@ impl Console {
         let mut record = self.record.borrow_mut();
         record.apply(event);
         if let Some(live) = &self.live {
-            match event {
-                Event::RunStarted { cells } => live.total.set_length(cells.len() as u64),
-                Event::CellStarted { cell } => live.cell(cell, format!("{cell}: preparing")),
-                Event::EnvironmentReady { cell, .. } => live.cell(cell, format!("{cell}: running")),
-                Event::StepFinished { cell, step, .. } => live.cell(
-                    cell,
-                    format!(
-                        "{cell}: step {} done ({}), running the next",
-                        step.index, step.name
-                    ),
-                ),
-                Event::CellFinished { cell, .. } => live.cell_done(cell),
-                Event::RunFinished { .. } => live.total.finish_with_message("done"),
-                Event::Captured { .. } => {}
-            }
+            live.show(event);
         }
         match event {
             Event::RunStarted { cells } => say!(self, "labcheck: {} cell(s)", cells.len()),
@@ -142,49 +147,8 @@ impl Console {
                     .get(cell)
                     .map(|c| c.lab.origin().display().to_string())
                     .unwrap_or_default();
-                match outcome {
-                    Outcome::Passed => {
-                        say!(
-                            self,
-                            "  ✔ {cell} {}. {} ({:.2}s)",
-                            step.index,
-                            step.name,
-                            duration.as_secs_f64()
-                        )
-                    }
-                    Outcome::Failed { line, message } | Outcome::Error { line, message } => {
-                        say!(
-                            self,
-                            "  ✘ {cell} {}. {}  {path}:{line}",
-                            step.index,
-                            step.name
-                        );
-                        for l in message.lines() {
-                            say!(self, "      {l}");
-                        }
-                        for t in transcripts {
-                            for l in t.render().lines() {
-                                say!(self, "      │ {l}");
-                            }
-                        }
-                    }
-                    Outcome::NotRun { reason } => {
-                        say!(
-                            self,
-                            "  - {cell} {}. {} (not run: {reason})",
-                            step.index,
-                            step.name
-                        )
-                    }
-                    Outcome::NotGraded { reason } => {
-                        say!(
-                            self,
-                            "  - {cell} {}. {} (not graded: {reason})",
-                            step.index,
-                            step.name
-                        )
-                    }
-                }
+                let name = format!("{cell} {}. {}", step.index, step.name);
+                self.step_finished(&name, outcome, *duration, transcripts, &path);
             }
             Event::CellFinished {
                 cell,
@@ -192,22 +156,7 @@ impl Console {
                 kept,
                 error,
                 ..
-            } => {
-                if let Some(e) = error {
-                    say!(self, "✘ {cell}: {e}");
-                }
-                if let Some(k) = kept {
-                    say!(self, "  {cell}: kept at {}", k.display());
-                    if let Some(name) = k.file_name().filter(|_| k.join("cell.json").exists()) {
-                        let name = name.to_string_lossy();
-                        say!(
-                            self,
-                            "  enter it with `labcheck shell {name}`, remove it with `labcheck down {name}`"
-                        );
-                    }
-                }
-                say!(self, "{} {cell}", if *passed { "✔" } else { "✘" });
-            }
+            } => self.cell_finished(cell, *passed, kept.as_deref(), error.as_deref()),
             Event::RunFinished {
                 interrupted,
                 duration,
@@ -218,6 +167,58 @@ impl Console {
                 say!(self, "labcheck: {:.1}s", duration.as_secs_f64());
             }
         }
+    }
+
+    /// A step's line: passed with its time, failed with its check's message and transcripts,
+    /// or why it did not run or was not graded.
+    fn step_finished(
+        &self,
+        name: &str,
+        outcome: &Outcome,
+        duration: std::time::Duration,
+        transcripts: &[crate::model::Transcript],
+        path: &str,
+    ) {
+        match outcome {
+            Outcome::Passed => say!(self, "  ✔ {name} ({:.2}s)", duration.as_secs_f64()),
+            Outcome::Failed { line, message } | Outcome::Error { line, message } => {
+                say!(self, "  ✘ {name}  {path}:{line}");
+                for l in message.lines() {
+                    say!(self, "      {l}");
+                }
+                for t in transcripts {
+                    for l in t.render().lines() {
+                        say!(self, "      │ {l}");
+                    }
+                }
+            }
+            Outcome::NotRun { reason } => say!(self, "  - {name} (not run: {reason})"),
+            Outcome::NotGraded { reason } => say!(self, "  - {name} (not graded: {reason})"),
+        }
+    }
+
+    /// A cell's last lines: its harness error, where it is kept and how to enter it.
+    fn cell_finished(
+        &self,
+        cell: &CellId,
+        passed: bool,
+        kept: Option<&std::path::Path>,
+        error: Option<&str>,
+    ) {
+        if let Some(e) = error {
+            say!(self, "✘ {cell}: {e}");
+        }
+        if let Some(k) = kept {
+            say!(self, "  {cell}: kept at {}", k.display());
+            if let Some(name) = k.file_name().filter(|_| k.join("cell.json").exists()) {
+                let name = name.to_string_lossy();
+                say!(
+                    self,
+                    "  enter it with `labcheck shell {name}`, remove it with `labcheck down {name}`"
+                );
+            }
+        }
+        say!(self, "{} {cell}", if passed { "✔" } else { "✘" });
     }
 
     /// The record built so far.

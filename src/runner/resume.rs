@@ -109,19 +109,7 @@ pub fn arrange(
         return;
     }
     let cached = |key: &Key| (!opts.fresh).then(|| store.open(key)).flatten();
-    // Each lab's keys, once per label.
-    let mut keys: HashMap<(String, String), BTreeMap<usize, Key>> = HashMap::new();
-    for plan in cells.iter() {
-        let id = (plan.lab.path.display().to_string(), plan.id.label.clone());
-        if keys.contains_key(&id) {
-            continue;
-        }
-        let Some(binaries) = binaries(env, plan.needs, &plan.id.label) else {
-            continue;
-        };
-        let identity = crate::state::identity(&plan.id.label, &binaries);
-        keys.insert(id, checkpoint::keys(&plan.lab.text, &plan.lab, &identity));
-    }
+    let keys = lab_keys(env, cells);
     let key_of = |plan: &CellPlan, line: usize| {
         keys.get(&(plan.lab.path.display().to_string(), plan.id.label.clone()))
             .and_then(|k| k.get(&line))
@@ -133,23 +121,7 @@ pub fn arrange(
             continue;
         }
         if opts.purpose.resume() {
-            // The latest cached checkpoint, leaving at least the last step to run.
-            let latest = plan.lines[..plan.lines.len().saturating_sub(1)]
-                .iter()
-                .enumerate()
-                .rev()
-                .find_map(|(i, line)| {
-                    let key = key_of(plan, *line)?;
-                    Some((i, key.clone(), cached(&key)?))
-                });
-            if let Some((i, key, checkpoint)) = latest {
-                plan.resume = Some(Resume {
-                    key,
-                    after: step_at(plan, plan.lines[i]),
-                    ready: Some(checkpoint),
-                });
-                plan.lines.drain(..=i);
-            }
+            resume_latest(plan, &key_of, &cached);
         }
         if opts.purpose.checkpoint_all() {
             plan.checkpoints = plan
@@ -203,6 +175,52 @@ pub fn arrange(
     }
     for (i, line, key) in wanted {
         cells[i].checkpoints.insert(line, key);
+    }
+}
+
+/// Each lab's checkpoint keys by step line, once per label (cells with no cluster binaries to
+/// identify have none).
+fn lab_keys(
+    env: &Environment,
+    cells: &[CellPlan],
+) -> HashMap<(String, String), BTreeMap<usize, Key>> {
+    let mut keys = HashMap::new();
+    for plan in cells {
+        let id = (plan.lab.path.display().to_string(), plan.id.label.clone());
+        if keys.contains_key(&id) {
+            continue;
+        }
+        let Some(binaries) = binaries(env, plan.needs, &plan.id.label) else {
+            continue;
+        };
+        let identity = crate::state::identity(&plan.id.label, &binaries);
+        keys.insert(id, checkpoint::keys(&plan.lab.text, &plan.lab, &identity));
+    }
+    keys
+}
+
+/// A main cell starts from the latest checkpoint on disk of its steps, leaving at least the last
+/// step to run.
+fn resume_latest(
+    plan: &mut CellPlan,
+    key_of: &dyn Fn(&CellPlan, usize) -> Option<Key>,
+    cached: &dyn Fn(&Key) -> Option<Checkpoint>,
+) {
+    let latest = plan.lines[..plan.lines.len().saturating_sub(1)]
+        .iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, line)| {
+            let key = key_of(plan, *line)?;
+            Some((i, key.clone(), cached(&key)?))
+        });
+    if let Some((i, key, checkpoint)) = latest {
+        plan.resume = Some(Resume {
+            key,
+            after: step_at(plan, plan.lines[i]),
+            ready: Some(checkpoint),
+        });
+        plan.lines.drain(..=i);
     }
 }
 
