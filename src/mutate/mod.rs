@@ -12,6 +12,8 @@ pub mod generate;
 pub mod lab;
 pub mod report;
 pub mod session;
+mod targets;
+mod values;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};

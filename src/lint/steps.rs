@@ -1,0 +1,189 @@
+//! The steps of a parsed feature: each compiles to an action (lint runs nothing), a fixture it
+//! copies exists, a mistake's listed checks compile too; an undefined step gets the nearest known
+//! phrase of its language.
+
+use std::path::Path;
+
+use cucumber::gherkin::{self, StepType};
+
+use super::structure::{limits, structure};
+use super::{Problem, tags};
+use crate::model::Lang;
+use crate::steps::action::Action;
+use crate::steps::compile::{CompileError, Compiled, compile};
+use crate::steps::phrases::{PHRASES, REJECTION};
+
+fn all_steps(feature: &gherkin::Feature) -> Vec<&gherkin::Step> {
+    let mut steps: Vec<&gherkin::Step> = Vec::new();
+    steps.extend(feature.background.iter().flat_map(|b| &b.steps));
+    for sc in feature
+        .scenarios
+        .iter()
+        .chain(feature.rules.iter().flat_map(|r| &r.scenarios))
+    {
+        steps.extend(&sc.steps);
+    }
+    for rule in &feature.rules {
+        steps.extend(rule.background.iter().flat_map(|b| &b.steps));
+    }
+    steps
+}
+
+/// What lint finds wrong with a step that compiled: a fixture that is not in the repository.
+fn fixture_missing(origin: &Path, compiled: &Compiled) -> Option<String> {
+    let Action::Fixture { src, .. } = &compiled.action else {
+        return None;
+    };
+    let lang = compiled.lang;
+    match crate::cell::fixture_source(origin, src) {
+        Some(_) => None,
+        None => Some(format!(
+            "{} {} ({} {})",
+            lang.pick("fixture not found:", "フィクスチャが見つからない:"),
+            src.display(),
+            lang.pick("searched from", "探した場所:"),
+            origin.display()
+        )),
+    }
+}
+
+pub(super) fn check_steps(
+    path: &Path,
+    origin: &Path,
+    feature: &gherkin::Feature,
+    lang: Lang,
+) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut check = |step: &gherkin::Step, value: &str, line: usize, col: usize| {
+        let probe = gherkin::Step {
+            value: value.to_owned(),
+            ..step.clone()
+        };
+        let problem = |message: String, hint: Option<String>| Problem {
+            path: path.to_owned(),
+            line,
+            col,
+            message,
+            hint,
+            grades_nothing: false,
+        };
+        match compile(&probe) {
+            Ok(compiled) => {
+                if let Some(message) = fixture_missing(origin, &compiled) {
+                    problems.push(problem(
+                        format!("{} {value}: {message}", step.keyword.trim()),
+                        None,
+                    ));
+                }
+            }
+            Err(CompileError::Invalid(message)) => problems.push(problem(
+                format!("{} {value}: {message}", step.keyword.trim()),
+                None,
+            )),
+            Err(CompileError::Undefined(_)) => problems.push(problem(
+                format!("undefined step: {} {value}", step.keyword.trim()),
+                nearest(step.ty, value, lang).map(|n| format!("the nearest known phrase is: {n}")),
+            )),
+            Err(e @ CompileError::Ambiguous { .. }) => problems.push(problem(e.to_string(), None)),
+        }
+    };
+    for step in all_steps(feature) {
+        check(step, &step.value, step.position.line, step.position.col);
+        if [REJECTION.0, REJECTION.1].contains(&step.value.as_str()) {
+            for (i, line) in step.docstring.iter().flat_map(|d| d.lines()).enumerate() {
+                let l = line.trim();
+                if !l.is_empty() && !l.starts_with('#') {
+                    let then = gherkin::Step {
+                        ty: StepType::Then,
+                        ..step.clone()
+                    };
+                    check(&then, l, step.position.line + 2 + i, step.position.col + 2);
+                }
+            }
+        }
+    }
+    problems.extend(structure(path, feature));
+    let mut seen_step = false;
+    for sc in feature
+        .scenarios
+        .iter()
+        .chain(feature.rules.iter().flat_map(|r| &r.scenarios))
+    {
+        if tags::has(&sc.tags, tags::MISTAKE) && !seen_step {
+            problems.push(Problem {
+                path: path.to_owned(),
+                line: sc.position.line,
+                col: sc.position.col,
+                message: "a mistake scenario must follow the step it gets wrong".to_owned(),
+                hint: Some(
+                    "place it right after that step: its cell replays the steps before that one"
+                        .to_owned(),
+                ),
+                grades_nothing: false,
+            });
+        }
+        seen_step |= !tags::has(&sc.tags, tags::MISTAKE);
+        if let Some(v) = tags::value(&sc.tags, tags::TIMEOUT)
+            && v.parse::<u64>().is_err()
+        {
+            problems.push(Problem {
+                path: path.to_owned(),
+                line: sc.position.line.saturating_sub(1).max(1),
+                col: 1,
+                message: format!("timeout tag needs whole seconds, found {v:?}"),
+                hint: Some("e.g. @timeout=30".to_owned()),
+                grades_nothing: false,
+            });
+        }
+    }
+    let line = feature.position.line.saturating_sub(1).max(1);
+    let limit_problem = |tag: &str, v: &str, example: &str| Problem {
+        path: path.to_owned(),
+        line,
+        col: 1,
+        message: format!("{tag} tag needs a number, found {v:?}"),
+        hint: Some(format!("e.g. {example}")),
+        grades_nothing: false,
+    };
+    if let Err(bad) = limits(feature) {
+        for (tag, v, example) in bad {
+            problems.push(limit_problem(tag, v, example));
+        }
+    }
+    problems
+}
+
+/// The known phrase closest to an undefined step, in the lab's language.
+fn nearest(ty: StepType, value: &str, lang: Lang) -> Option<&'static str> {
+    PHRASES
+        .iter()
+        .filter(|p| p.ty == ty)
+        .map(|p| lang.pick(p.en.example, p.ja.example))
+        .map(|text| {
+            (
+                strsim::normalized_levenshtein(&strip_args(value), &strip_args(text)),
+                text,
+            )
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, t)| t)
+}
+
+/// The phrase with its quoted arguments and numbers blanked, so the wording decides.
+fn strip_args(s: &str) -> String {
+    let re = regex::Regex::new(r#""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\d+"#).expect("static regex");
+    re.replace_all(s, "_").into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_phrase_ignores_arguments() {
+        assert_eq!(
+            nearest(StepType::Then, r#"the file "/x" should exists"#, Lang::En),
+            Some(r#"the file "/root/lab/a.txt" should exist"#)
+        );
+    }
+}

@@ -1,0 +1,137 @@
+//! Problems of a lab's shape: a lab or step that grades nothing, outlines, mistakes naming checks
+//! the lab does not make by then, limit tags that are no number.
+
+use std::path::Path;
+
+use cucumber::gherkin::{self, StepType};
+
+use super::{Problem, tags};
+use crate::steps::phrases::REJECTION;
+
+/// The limits of a lab's cells: the defaults, raised by the Feature's tags; or the tags whose
+/// values are no number (tag, value, an example).
+pub(super) fn limits(
+    feature: &gherkin::Feature,
+) -> Result<crate::sandbox::Limits, Vec<(&'static str, &str, &'static str)>> {
+    let mut limits = crate::sandbox::Limits::default();
+    let mut bad = Vec::new();
+    if let Some(v) = tags::value(&feature.tags, tags::MEMORY) {
+        match crate::sandbox::cgroup::parse_size(v) {
+            Some(m) => limits.memory = m,
+            None => bad.push(("memory", v, "@memory=8GiB")),
+        }
+    }
+    if let Some(v) = tags::value(&feature.tags, tags::PIDS) {
+        match v.parse() {
+            Ok(p) => limits.pids = p,
+            Err(_) => bad.push(("pids", v, "@pids=8192")),
+        }
+    }
+    if bad.is_empty() { Ok(limits) } else { Err(bad) }
+}
+
+/// The scenarios of a feature (rules included), in file order.
+pub fn scenarios_in_order(feature: &gherkin::Feature) -> Vec<&gherkin::Scenario> {
+    let mut scenarios: Vec<&gherkin::Scenario> = feature
+        .scenarios
+        .iter()
+        .chain(feature.rules.iter().flat_map(|r| &r.scenarios))
+        .collect();
+    scenarios.sort_by_key(|s| s.position.line);
+    scenarios
+}
+
+/// Problems of shape: a lab that grades nothing, a step that checks nothing, outlines, and
+/// mistakes naming checks the main lab does not make by then.
+pub(super) fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem> {
+    let problem = |line: usize, col: usize, message: String, hint: &str| Problem {
+        path: path.to_owned(),
+        line,
+        col,
+        message,
+        hint: (!hint.is_empty()).then(|| hint.to_owned()),
+        grades_nothing: false,
+    };
+    let nothing = |line: usize, col: usize, message: String, hint: &str| Problem {
+        grades_nothing: true,
+        ..problem(line, col, message, hint)
+    };
+    let mut problems = Vec::new();
+    let scenarios = scenarios_in_order(feature);
+    if scenarios.is_empty() {
+        problems.push(nothing(
+            feature.position.line,
+            feature.position.col,
+            "the Feature has no Scenario: the lab grades nothing".to_owned(),
+            "each lab step is a Scenario",
+        ));
+    }
+    // The checks the main lab has made up to each step, by their text.
+    let mut made: Vec<String> = Vec::new();
+    for sc in scenarios {
+        let mistake = tags::has(&sc.tags, tags::MISTAKE);
+        let at = (sc.position.line, sc.position.col);
+        if !sc.examples.is_empty() {
+            problems.push(problem(
+                at.0,
+                at.1,
+                "Scenario Outlines are not supported: a lab step runs once, in order".to_owned(),
+                "write one Scenario per step",
+            ));
+        }
+        if sc.steps.is_empty() {
+            problems.push(nothing(
+                at.0,
+                at.1,
+                format!("the Scenario {:?} has no steps: it grades nothing", sc.name),
+                "",
+            ));
+            continue;
+        }
+        let checks: Vec<&gherkin::Step> =
+            sc.steps.iter().filter(|s| s.ty == StepType::Then).collect();
+        if checks.is_empty() {
+            problems.push(nothing(
+                at.0,
+                at.1,
+                format!("the Scenario {:?} grades nothing: it has no check", sc.name),
+                "add Then steps that grade what the step makes",
+            ));
+        }
+        if !mistake {
+            made.extend(checks.iter().map(|s| s.value.trim().to_owned()));
+            continue;
+        }
+        let rejection = sc
+            .steps
+            .iter()
+            .find(|s| [REJECTION.0, REJECTION.1].contains(&s.value.as_str()));
+        let Some(rejection) = rejection else {
+            problems.push(problem(
+                at.0,
+                at.1,
+                format!("the mistake {:?} names no check that rejects it", sc.name),
+                &format!("add \"{}\" with the checks, one a line", REJECTION.0),
+            ));
+            continue;
+        };
+        for (i, line) in rejection
+            .docstring
+            .iter()
+            .flat_map(|d| d.lines())
+            .enumerate()
+        {
+            let l = line.trim();
+            if l.is_empty() || l.starts_with('#') || made.iter().any(|m| m == l) {
+                continue;
+            }
+            problems.push(problem(
+                rejection.position.line + 2 + i,
+                rejection.position.col + 2,
+                format!("the mistake names a check the lab does not make by this step: {l}"),
+                "name checks of the step the mistake gets wrong (or of an earlier step), word for word",
+            ));
+        }
+    }
+    problems
+}
