@@ -73,26 +73,29 @@ impl KeptCell {
     }
 
     /// Attaches to the cell's sandbox.
-    pub fn sandbox(&self) -> Result<Sandbox, String> {
+    pub fn sandbox(&self) -> Result<Sandbox, KeptError> {
         if !self.alive() {
-            return Err(format!(
-                "cell {} is not running (its holder {} is gone, or that pid is now another \
-                 process): `labcheck down {}` removes what is left",
-                self.name, self.holder, self.name
-            ));
+            return Err(KeptError::NotRunning {
+                name: self.name.clone(),
+                holder: self.holder,
+            });
         }
         let env = self
             .env
             .iter()
             .map(|(k, v)| (k.clone(), v.into()))
             .collect();
-        Sandbox::attach(&self.dir, self.holder, env, self.workdir.clone())
-            .map_err(|e| e.to_string())
+        Sandbox::attach(&self.dir, self.holder, env, self.workdir.clone()).map_err(|source| {
+            KeptError::Attach {
+                name: self.name.clone(),
+                source,
+            }
+        })
     }
 
     /// Stops the cell's processes and removes its directory. Mounts live only in the cell's
     /// namespace and go with its last process.
-    pub async fn down(&self) -> Result<(), String> {
+    pub async fn down(&self) -> Result<(), KeptError> {
         // Only processes that are still the ones recorded are signalled.
         let ours: Vec<i32> = self
             .cluster_pids
@@ -117,11 +120,39 @@ impl KeptCell {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        std::fs::remove_dir_all(&self.dir)
-            .map_err(|e| format!("cannot remove {}: {e}", self.dir.display()))?;
+        std::fs::remove_dir_all(&self.dir).map_err(|source| KeptError::Remove {
+            path: self.dir.clone(),
+            source,
+        })?;
         crate::sandbox::cgroup::reap_stale();
         Ok(())
     }
+}
+
+/// Why a kept cell cannot be found, entered or removed.
+#[derive(Debug, thiserror::Error)]
+pub enum KeptError {
+    #[error(
+        "cell {name} is not running (its holder {holder} is gone, or that pid is now another \
+         process): `labcheck down {name}` removes what is left"
+    )]
+    NotRunning { name: String, holder: i32 },
+    #[error("cannot enter cell {name}: {source}")]
+    Attach {
+        name: String,
+        #[source]
+        source: crate::sandbox::SandboxError,
+    },
+    #[error("cannot remove {}: {source}", .path.display())]
+    Remove {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no kept cell named {name:?}; kept cells: {known}")]
+    NotFound { name: String, known: String },
+    #[error("{name:?} names several kept cells: {matching}")]
+    Ambiguous { name: String, matching: String },
 }
 
 /// Every kept cell under the state directory.
@@ -139,7 +170,7 @@ pub fn list(state_dir: &Path) -> Vec<KeptCell> {
 }
 
 /// The kept cell called `name` (or the only one whose name starts with it).
-pub fn find(state_dir: &Path, name: &str) -> Result<KeptCell, String> {
+pub fn find(state_dir: &Path, name: &str) -> Result<KeptCell, KeptError> {
     let cells = list(state_dir);
     if let Some(c) = cells.iter().find(|c| c.name == name) {
         return Ok(c.clone());
@@ -147,9 +178,9 @@ pub fn find(state_dir: &Path, name: &str) -> Result<KeptCell, String> {
     let matching: Vec<&KeptCell> = cells.iter().filter(|c| c.name.starts_with(name)).collect();
     match matching.as_slice() {
         [one] => Ok((*one).clone()),
-        [] => Err(format!(
-            "no kept cell named {name:?}; kept cells: {}",
-            if cells.is_empty() {
+        [] => Err(KeptError::NotFound {
+            name: name.to_owned(),
+            known: if cells.is_empty() {
                 "none".to_owned()
             } else {
                 cells
@@ -157,15 +188,16 @@ pub fn find(state_dir: &Path, name: &str) -> Result<KeptCell, String> {
                     .map(|c| c.name.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
-            }
-        )),
-        many => Err(format!(
-            "{name:?} names several kept cells: {}",
-            many.iter()
+            },
+        }),
+        many => Err(KeptError::Ambiguous {
+            name: name.to_owned(),
+            matching: many
+                .iter()
                 .map(|c| c.name.as_str())
                 .collect::<Vec<_>>()
-                .join(", ")
-        )),
+                .join(", "),
+        }),
     }
 }
 

@@ -26,18 +26,38 @@ pub enum GradeTarget {
     },
 }
 
+/// Why a lab could not be graded.
+#[derive(Debug, thiserror::Error)]
+pub enum GradeError {
+    #[error(transparent)]
+    Plan(#[from] super::PlanError),
+    #[error("the lab has no steps to grade")]
+    NoSteps,
+    #[error(transparent)]
+    Kept(#[from] crate::kept::KeptError),
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
+    #[error("no kubeconfig: pass --kubeconfig")]
+    NoKubeconfig,
+}
+
 /// Grades a lab's steps (1..=`opts.step`) on an environment someone else built: only the checks
 /// run, every step independently.
-pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result<Summary, String> {
+pub async fn grade(
+    opts: &RunOptions,
+    target: GradeTarget,
+    sink: Sink,
+) -> Result<Summary, GradeError> {
     // The learner's environment has one istioctl, whatever its version: one cell.
     let mut opts = opts.clone();
     opts.istio = vec!["-".to_owned()];
     let opts = &opts;
-    let plan = plan(opts)
-        .map_err(|e| e.to_string())?
+    let plan = plan(opts)?
         .into_iter()
         .find(|c| c.id.mistake.is_none())
-        .ok_or("the lab has no steps to grade")?;
+        .ok_or(GradeError::NoSteps)?;
     let started = Instant::now();
     let dir = crate::state::Area::Grade.dir(&opts.state_dir).join(format!(
         "{}-{}",
@@ -49,9 +69,8 @@ pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result
         GradeTarget::Kept(kept) => {
             let sandbox = kept.sandbox()?;
             let (client, forward) = if kept.has_cluster {
-                let (c, f) = crate::cluster::attach_local(&sandbox, &kept.dir.join("cluster"))
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let (c, f) =
+                    crate::cluster::attach_local(&sandbox, &kept.dir.join("cluster")).await?;
                 (Some(c), Some(f))
             } else {
                 (None, None)
@@ -69,9 +88,7 @@ pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result
                 limits: plan.lab.limits,
                 ..SandboxOptions::default()
             };
-            let sandbox = Sandbox::create(&dir, options)
-                .await
-                .map_err(|e| e.to_string())?;
+            let sandbox = Sandbox::create(&dir, options).await?;
             let client = match plan.needs {
                 Needs::Sandbox => None,
                 Needs::Cluster | Needs::Istio => {
@@ -107,7 +124,7 @@ pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result
         cell: plan.id.clone(),
         passed,
         kept: None,
-        error: error.clone(),
+        error: error.as_ref().map(|e| e.to_string()),
         peak_memory: None,
     });
     sink(Event::RunFinished {
@@ -121,22 +138,25 @@ pub async fn grade(opts: &RunOptions, target: GradeTarget, sink: Sink) -> Result
     if !passed {
         summary.failed_cells.push(plan.id.clone());
     }
-    summary.harness_errors.extend(error);
+    summary
+        .harness_errors
+        .extend(error.map(|error| super::HarnessError {
+            cell: plan.id.clone(),
+            error: Arc::new(error),
+        }));
     Ok(summary)
 }
 
 async fn learner_client(
     kubeconfig: Option<&Path>,
     context: Option<&str>,
-) -> Result<kube::Client, String> {
+) -> Result<kube::Client, GradeError> {
     let path = match kubeconfig {
         Some(p) => p.to_owned(),
         None => std::env::var_os("KUBECONFIG")
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".kube/config")))
-            .ok_or("no kubeconfig: pass --kubeconfig")?,
+            .ok_or(GradeError::NoKubeconfig)?,
     };
-    crate::cluster::client_for(&path, context)
-        .await
-        .map_err(|e| e.to_string())
+    Ok(crate::cluster::client_for(&path, context).await?)
 }

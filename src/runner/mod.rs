@@ -7,6 +7,7 @@
 
 mod adapter;
 pub mod environment;
+mod error;
 mod grade;
 mod leftovers;
 mod plan;
@@ -18,7 +19,8 @@ mod signal;
 
 pub use crate::state::default_state_dir;
 pub use environment::{Environment, Needs, Tool};
-pub use grade::{GradeTarget, grade};
+pub use error::{CellError, HarnessError};
+pub use grade::{GradeError, GradeTarget, grade};
 pub use plan::{CellPlan, PlanError, Purpose, RunOptions, plan};
 pub use resolve::{
     ClusterChoice, EnvironmentError, Setup, environment_for, matrix, tool_setup_for,
@@ -47,7 +49,7 @@ pub type Sink = Rc<dyn Fn(Event)>;
 pub struct Summary {
     pub cells: usize,
     pub failed_cells: Vec<CellId>,
-    pub harness_errors: Vec<String>,
+    pub harness_errors: Vec<HarnessError>,
     /// The signal that interrupted the run (SIGINT, SIGTERM, SIGHUP), if one did.
     pub interrupted: Option<i32>,
 }
@@ -138,7 +140,10 @@ pub async fn run(
                     Ok(true) => {}
                     Ok(false) => summary.failed_cells.push(id),
                     Err(e) => {
-                        summary.harness_errors.push(format!("{id}: {e}"));
+                        summary.harness_errors.push(HarnessError {
+                            cell: id.clone(),
+                            error: e,
+                        });
                         summary.failed_cells.push(id);
                     }
                 }
@@ -227,16 +232,16 @@ pub fn reap_stale(state_dir: &Path) {
 }
 
 /// Runs one cell. `Ok(passed)`, or the harness fault that stopped it.
-async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, String>) {
+async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, Arc<CellError>>) {
     let (opts, sink) = (shared.opts, &shared.sink);
     let id = plan.id.clone();
-    let stopped = |error: Option<String>, reason: &str| {
+    let stopped = |error: Option<Arc<CellError>>, reason: &str| {
         not_run(&plan, sink, &plan.lines, reason);
         sink(Event::CellFinished {
             cell: id.clone(),
             passed: false,
             kept: None,
-            error: error.clone(),
+            error: error.as_ref().map(|e| e.to_string()),
             peak_memory: None,
         });
         shared.slots.close(plan.checkpoints.values());
@@ -250,7 +255,8 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
         }
     };
     let Ok(_alive) = shared.alive.acquire().await else {
-        return stopped(Some("the run is closing".to_owned()), "the run is closing");
+        let closing = Arc::new(CellError::Closing);
+        return stopped(Some(closing.clone()), &closing.to_string());
     };
     sink(Event::CellStarted { cell: id.clone() });
     let keep = opts.keep || opts.purpose.keeps_cells();
@@ -278,7 +284,8 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
         Ok(prepared) => prepared,
         Err(error) => {
             let _ = std::fs::remove_dir_all(&dir);
-            return stopped(Some(error.clone()), &error);
+            let reason = error.to_string();
+            return stopped(Some(Arc::new(error)), &reason);
         }
     };
     sink(Event::EnvironmentReady {
@@ -303,9 +310,10 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
             errors: Default::default(),
         })
     });
-    let (passed, mut error) =
+    let (passed, error) =
         run_scenarios(&plan, cell.clone(), sink.clone(), checkpointer.clone()).await;
     shared.slots.close(plan.checkpoints.values());
+    let mut error = error.map(Arc::new);
     if let Some(e) = checkpointer.and_then(|c| c.errors.borrow_mut().drain(..).next()) {
         error.get_or_insert(e);
     }
@@ -323,7 +331,7 @@ struct Ran {
     cell: Arc<Cell>,
     cluster: Option<Cluster>,
     passed: bool,
-    error: Option<String>,
+    error: Option<Arc<CellError>>,
 }
 
 /// The checkpoint a cell starts from: its own from disk, or the one the lab's main cell of this
@@ -332,7 +340,7 @@ struct Ran {
 async fn start_from(
     shared: &Shared<'_>,
     plan: &CellPlan,
-) -> Result<Option<Checkpoint>, (Option<String>, String)> {
+) -> Result<Option<Checkpoint>, (Option<Arc<CellError>>, String)> {
     let Some(r) = &plan.resume else {
         return Ok(None);
     };
@@ -341,7 +349,10 @@ async fn start_from(
     }
     match shared.slots.wait(&r.key).await {
         resume::Slot::Ready(c) => Ok(Some(c)),
-        resume::Slot::Failed(error) => Err((Some(error.clone()), error)),
+        resume::Slot::Failed(error) => {
+            let reason = error.to_string();
+            Err((Some(error), reason))
+        }
         resume::Slot::Pending | resume::Slot::NotWritten => Err((
             None,
             format!(
@@ -359,7 +370,7 @@ async fn finish(
     ran: Ran,
     keep: bool,
     dir: &Path,
-) -> (CellId, Result<bool, String>) {
+) -> (CellId, Result<bool, Arc<CellError>>) {
     let (opts, sink, id) = (shared.opts, &shared.sink, plan.id.clone());
     let Ran {
         cell,
@@ -399,7 +410,7 @@ async fn finish(
         cell: id.clone(),
         passed,
         kept,
-        error: error.clone(),
+        error: error.as_ref().map(|e| e.to_string()),
         peak_memory,
     });
     (id, error.map_or(Ok(passed), Err))
@@ -422,27 +433,22 @@ async fn prepare(
     checkpoint: Option<&Checkpoint>,
     dir: &Path,
     keep: bool,
-) -> Result<Prepared, String> {
+) -> Result<Prepared, CellError> {
     let (env, opts) = (shared.env, shared.opts);
     let started = Instant::now();
     let mut restore = Duration::ZERO;
     let backend = match plan.needs {
         Needs::Sandbox => None,
-        Needs::Cluster | Needs::Istio => Some(
-            env.backend
-                .as_ref()
-                .ok_or("this lab needs a cluster, and no cluster backend is configured")?,
-        ),
+        Needs::Cluster | Needs::Istio => Some(env.backend.as_ref().ok_or(CellError::NoBackend)?),
     };
     let tools = env.tools_for(plan.needs, &plan.id.label);
     if plan.needs == Needs::Istio && !tools.iter().any(|t| t.name == "istioctl") {
-        return Err(format!("no istioctl for Istio {}", plan.id.label));
+        return Err(CellError::NoIstioctl(plan.id.label.clone()));
     }
-    let restoring = |what: &str, e: std::io::Error| {
-        format!(
-            "cannot start from the checkpoint of step {} ({what}): {e}",
-            checkpoint.map_or(0, |c| c.state.step)
-        )
+    let restoring = |what: &'static str, source: std::io::Error| CellError::Restore {
+        step: checkpoint.map_or(0, |c| c.state.step),
+        what,
+        source,
     };
     if let Some(c) = checkpoint {
         let t = Instant::now();
@@ -459,9 +465,7 @@ async fn prepare(
         tools: environment::learner_tools(&tools),
         limits: plan.lab.limits,
     };
-    let sandbox = Sandbox::create(dir, options)
-        .await
-        .map_err(|e| e.to_string())?;
+    let sandbox = Sandbox::create(dir, options).await?;
     let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
     cell.discrimination = opts.purpose.discrimination();
     cell.timeout = opts.timeout;
@@ -487,10 +491,10 @@ async fn prepare(
                     .map_err(|e| restoring("its cluster", e))?;
                 restore += t.elapsed();
             }
-            let cluster = b
-                .start(&cenv)
-                .await
-                .map_err(|e| format!("cluster ({}): {e}", b.name()))?;
+            let cluster = b.start(&cenv).await.map_err(|source| CellError::Cluster {
+                backend: b.name(),
+                source,
+            })?;
             cell.kube = Some(cluster.client.clone());
             Some(cluster)
         }

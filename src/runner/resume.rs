@@ -36,7 +36,7 @@ pub enum Slot {
     Pending,
     Ready(Checkpoint),
     NotWritten,
-    Failed(String),
+    Failed(std::sync::Arc<super::error::CellError>),
 }
 
 impl Slots {

@@ -11,6 +11,7 @@ use cucumber::World as _;
 use cucumber::gherkin;
 use futures::FutureExt;
 
+use super::error::CellError;
 use super::{CellPlan, Sink, adapter, resume};
 use crate::cell::Cell;
 use crate::checkpoint::{Key, Store};
@@ -45,7 +46,7 @@ pub(crate) async fn run_scenarios(
     cell: Arc<Cell>,
     sink: Sink,
     checkpointer: Option<Rc<Checkpointer>>,
-) -> (bool, Option<String>) {
+) -> (bool, Option<CellError>) {
     let lines = plan.lines.clone();
     let feature_path = plan.lab.path.display().to_string();
     let hook_cell = cell.clone();
@@ -89,7 +90,7 @@ pub(crate) async fn run_scenarios(
         .await;
     crate::steps::world::quiet_step_panics();
     let mut passed = writer.error.is_none();
-    let mut error = writer.error.clone();
+    let mut error = writer.error.clone().map(CellError::Step);
     let mut missing = Vec::new();
     for line in &plan.lines {
         match writer.finished.iter().find(|(l, _)| l == line) {
@@ -97,11 +98,11 @@ pub(crate) async fn run_scenarios(
                 passed &= outcome.is_pass();
                 if let Outcome::Error { line, message } = outcome {
                     error.get_or_insert_with(|| {
-                        format!(
+                        CellError::Step(format!(
                             "{}:{line}: {}",
                             plan.lab.origin().display(),
                             message.lines().next().unwrap_or_default()
-                        )
+                        ))
                     });
                 }
             }
@@ -122,7 +123,7 @@ pub(crate) struct Checkpointer {
     pub(super) etcd: Option<crate::cluster::local::EtcdState>,
     pub(super) slots: Rc<resume::Slots>,
     /// Checkpoints that could not be written (harness faults).
-    pub(super) errors: std::cell::RefCell<Vec<String>>,
+    pub(super) errors: std::cell::RefCell<Vec<Arc<CellError>>>,
 }
 
 impl Checkpointer {
@@ -136,7 +137,10 @@ impl Checkpointer {
         match self.store.write(key, cell, self.etcd.as_ref(), step).await {
             Ok(c) => self.slots.fill(key, resume::Slot::Ready(c)),
             Err(e) => {
-                let error = format!("{}: {e}", cell.id);
+                let error = Arc::new(CellError::Checkpoint {
+                    cell: cell.id.clone(),
+                    source: Arc::new(e),
+                });
                 self.slots.fill(key, resume::Slot::Failed(error.clone()));
                 self.errors.borrow_mut().push(error);
             }
