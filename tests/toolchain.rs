@@ -1,5 +1,7 @@
 //! The toolchain against the real Go toolchain and a loopback release server: istioctl 1.31 and
-//! kubectl built from their modules report the pinned versions and render the right images; two
+//! kubectl built from their modules report the pinned versions and render the right images; a
+//! live mesh's binaries (pilot-discovery per Istio version, kube-controller-manager,
+//! kube-scheduler, kwok) are built from the same modules and pins and report them too; two
 //! processes installing one tool build it once; an official-layout release archive is installed
 //! when its checksum matches, refused when it does not, and a failed download falls back to a
 //! build.
@@ -162,6 +164,228 @@ fn kubectl_reports_the_pinned_kubernetes_version() {
         panic!("kubectl should come from a build: {kubectl}")
     };
     assert_eq!(module, "k8s.io/kubernetes@v1.35.4");
+}
+
+// ---- A live mesh's binaries ---------------------------------------------------------------------
+
+/// The `clientVersion` object of `<bin> version -o json` (istioctl and pilot-discovery share
+/// Istio's version command).
+fn istio_client_version(bin: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["version", "-o", "json"];
+    args.extend_from_slice(extra);
+    let text = stdout_of(bin, &args);
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("`{} version -o json`: {e}\n{text}", bin.display()));
+    json["clientVersion"].clone()
+}
+
+/// pilot-discovery (istiod) of `label`, checked against that version's istioctl: the same module
+/// and pins, the same stamped build, and a `discovery` command with istiod's flags.
+fn pilot_discovery_matches_its_istioctl(label: &str, build_version: &str, pins: usize) {
+    let spec = repo_versions()
+        .resolve(label)
+        .expect("label is in the config");
+    let tc = real_toolchain();
+    let istiod = resolve_or_panic(block_on(tc.pilot_discovery(&spec)));
+    let istioctl = resolve_or_panic(block_on(tc.istioctl(&spec)));
+    assert_eq!(istiod.version, build_version);
+    assert_eq!(
+        istiod.path.file_name().and_then(|n| n.to_str()),
+        Some("pilot-discovery")
+    );
+    let Source::Build { module, overrides } = istiod.source.origin() else {
+        panic!("pilot-discovery should come from a build: {istiod}")
+    };
+    assert_eq!(overrides.len(), pins, "{istiod}");
+    assert_eq!(istiod.source.origin(), istioctl.source.origin());
+    assert!(module.starts_with("istio.io/istio@"), "{module}");
+
+    let short = stdout_of(&istiod.path, &["version", "--short"]);
+    assert_eq!(short.trim(), format!("client version: {build_version}"));
+    let built = istio_client_version(&istiod.path, &[]);
+    assert_eq!(built["version"], build_version, "{built}");
+    assert_eq!(built["status"], "Clean", "{built}");
+    assert_eq!(
+        built,
+        istio_client_version(&istioctl.path, &["--remote=false"]),
+        "pilot-discovery and istioctl of {label} are different builds"
+    );
+    let help = stdout_of(&istiod.path, &["discovery", "--help"]);
+    for flag in [
+        "--kubeconfig",
+        "--httpAddr",
+        "--grpcAddr",
+        "--secureGRPCAddr",
+    ] {
+        assert!(
+            help.contains(flag),
+            "`discovery --help` lacks {flag}:\n{help}"
+        );
+    }
+}
+
+#[test]
+fn pilot_discovery_131_is_the_build_of_its_istioctl() {
+    pilot_discovery_matches_its_istioctl("1.31", "1.31-dev.eed52ebb", 0);
+}
+
+#[test]
+fn pilot_discovery_130_is_the_build_of_its_istioctl_with_its_pins() {
+    pilot_discovery_matches_its_istioctl("1.30", "1.30-dev.9739e10e", 5);
+}
+
+#[test]
+fn controller_manager_and_scheduler_are_built_like_the_api_server() {
+    let tc = real_toolchain();
+    let apiserver = resolve_or_panic(block_on(tc.kube_apiserver()));
+    for (resolved, flag) in [
+        (
+            resolve_or_panic(block_on(tc.kube_controller_manager())),
+            "--controllers",
+        ),
+        (
+            resolve_or_panic(block_on(tc.kube_scheduler())),
+            "--leader-elect",
+        ),
+    ] {
+        assert_eq!(resolved.version, "v1.35.4");
+        assert_eq!(
+            resolved.source.origin(),
+            apiserver.source.origin(),
+            "{resolved} and {apiserver} come from different modules or pins"
+        );
+        assert_eq!(
+            stdout_of(&resolved.path, &["--version"]).trim(),
+            "Kubernetes v1.35.4",
+            "{resolved}"
+        );
+        let help = stdout_of(&resolved.path, &["--help"]);
+        assert!(help.contains(flag), "{resolved} --help lacks {flag}");
+    }
+}
+
+#[test]
+fn kwok_reports_the_pinned_version() {
+    let versions = repo_versions();
+    let kwok = resolve_or_panic(block_on(real_toolchain().kwok()));
+    assert_eq!(kwok.version, versions.kwok());
+    assert_eq!(
+        kwok.source.origin(),
+        &Source::Build {
+            module: format!("sigs.k8s.io/kwok@{}", versions.kwok()),
+            overrides: Vec::new()
+        }
+    );
+    let version = stdout_of(&kwok.path, &["--version"]);
+    assert!(
+        version.starts_with(&format!("kwok version {} ", versions.kwok())),
+        "{version}"
+    );
+    // The flags a cell runs it with: its kubeconfig, and which nodes it plays the kubelet of.
+    let help = stdout_of(&kwok.path, &["--help"]);
+    for flag in [
+        "--kubeconfig",
+        "--manage-nodes-with-label-selector",
+        "--node-ip",
+    ] {
+        assert!(help.contains(flag), "kwok --help lacks {flag}:\n{help}");
+    }
+}
+
+#[test]
+fn the_mesh_tools_are_asked_for_only_by_name() {
+    // With no Go and only a plain cell's binaries at hand, the plain needs resolve and every
+    // mesh need is missing: resolving one says it needs a build, nothing builds it unasked.
+    let versions = repo_versions();
+    let spec = versions.resolve("1.31").expect("1.31");
+    let cache = tempfile::tempdir().expect("tempdir");
+    let mut offline = Toolchain::new(cache.path().to_path_buf())
+        .with_versions(&versions)
+        .with_go(PathBuf::from("/nonexistent/go"));
+    for need in Need::plain() {
+        let found = resolve_or_panic(block_on(real_toolchain().resolve(&need)));
+        offline = offline.with_path(found.tool, found.version, found.path);
+    }
+    for need in Need::plain() {
+        let found = resolve_or_panic(block_on(offline.resolve(&need)));
+        assert_eq!(found.source, Source::Path, "{found}");
+    }
+    for need in Need::mesh(&spec) {
+        assert_eq!(offline.lookup(&need), None, "{need:?}");
+        let err = block_on(offline.resolve(&need)).expect_err("no Go, no cache");
+        let message = error_chain(&err);
+        assert!(
+            message.contains(&format!("cannot build {}", need.tool()))
+                && message.contains("install Go ≥ 1.26"),
+            "{message}"
+        );
+    }
+    // A release-only version has istioctl archives but no istiod to build.
+    let release = versions
+        .resolve("1.29.3")
+        .expect("a release number resolves");
+    let err = block_on(offline.pilot_discovery(&release)).expect_err("no module");
+    let message = error_chain(&err);
+    assert!(
+        message.contains("Istio publishes no pilot-discovery binary"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_plain_istio_cell_runs_without_the_mesh_tools() {
+    // A cache holding only what a plain cell runs (hard links to the user's cached binaries,
+    // same size and time): an @istio lab passes and nothing else is built or put in it.
+    let user = real_toolchain();
+    let root = Toolchain::default_cache_dir();
+    std::fs::create_dir_all(&root).expect("cache root");
+    let cache = tempfile::tempdir_in(&root).expect("tempdir beside the user's cache");
+    let spec = repo_versions().resolve("1.31").expect("1.31");
+    let mut plain = vec![Need::Istioctl(spec.clone())];
+    plain.extend(Need::plain());
+    for need in &plain {
+        let found = resolve_or_panic(block_on(user.resolve(need)));
+        let (tool, version) = (found.tool.name(), found.version.as_str());
+        let from = root.join("tools").join(tool).join(version);
+        let to = cache.path().join("tools").join(tool).join(version);
+        std::fs::create_dir_all(&to).expect("tool dir");
+        std::fs::hard_link(from.join(tool), to.join(tool)).expect("link the binary");
+        std::fs::copy(from.join("meta.json"), to.join("meta.json")).expect("copy meta.json");
+    }
+    let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
+    let reports = tempfile::tempdir().expect("reports");
+    let out = Command::new(env!("CARGO_BIN_EXE_labcheck"))
+        .args([
+            "run",
+            "features/selftest/istio.feature",
+            "--istio",
+            "1.31",
+            "--no-checkpoints",
+            "--report-dir",
+        ])
+        .arg(reports.path())
+        .env("LABCHECK_CACHE_DIR", cache.path())
+        .env("LABCHECK_STATE_DIR", state.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("labcheck runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("building"), "{stderr}");
+    let mut tools: Vec<String> = std::fs::read_dir(cache.path().join("tools"))
+        .expect("tools dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    tools.sort();
+    assert_eq!(tools, ["etcd", "istioctl", "kube-apiserver", "kubectl"]);
+    assert!(
+        !cache.path().join("build").exists(),
+        "a wrapper module was generated"
+    );
 }
 
 // ---- Two processes, one build -----------------------------------------------------------------
@@ -502,6 +726,17 @@ fn install_resolves_the_default_matrix_and_doctor_then_finds_everything() {
         stdout_of(&apiserver.path, &["--version"]).trim(),
         "Kubernetes v1.35.4"
     );
+
+    // A live mesh's binaries too, per Istio version where it has one.
+    for label in versions.default_labels() {
+        let spec = versions.resolve(label).expect("default label");
+        for need in Need::mesh(&spec) {
+            let found = tc
+                .lookup(&need)
+                .unwrap_or_else(|| panic!("install put {need:?} in the cache"));
+            assert_eq!(found.version, tc.version_of(&need), "{found}");
+        }
+    }
 }
 
 #[test]
