@@ -287,9 +287,35 @@ pub struct ToolsInfo {
     pub tools: Vec<(String, String, String)>,
 }
 
-/// Everything the runner tells the reporters. Sinks match every variant.
+/// How a tool build is going (`labcheck tools install`, or a run building what it lacks).
+#[derive(Clone, Debug)]
+pub enum BuildPhase {
+    Started,
+    /// The go command now running (`go mod tidy`, `go build`).
+    Step(&'static str),
+    /// Still building, for logs that show no spinner (every 10 s).
+    Alive {
+        elapsed: Duration,
+        step: &'static str,
+    },
+    Finished {
+        ok: bool,
+        took: Duration,
+    },
+}
+
+/// Where the toolchain's events go: from whatever thread its builds run on.
+pub type BuildSink = std::sync::Arc<dyn Fn(Event) + Send + Sync>;
+
+/// Everything the runner (and the toolchain, while it builds) tells the reporters. Sinks match
+/// every variant.
 #[derive(Clone, Debug)]
 pub enum Event {
+    /// A tool being built from its Go module: `what` names the tool, version and module.
+    ToolBuild {
+        what: String,
+        phase: BuildPhase,
+    },
     /// Every cell of the run, with its lab and the lines of the scenarios it will run.
     RunStarted {
         cells: Vec<(CellId, Lab, Vec<usize>)>,

@@ -10,6 +10,7 @@ pub mod bindings;
 pub mod compile;
 pub mod phrases;
 mod prepare;
+pub mod vocabulary;
 pub mod world;
 
 pub use world::{LabWorld, ScenarioContext, StepFailure};

@@ -58,6 +58,7 @@ where
             }
             Ok((tc, versions)) => match action {
                 ToolsAction::Install { istio } => runtime.block_on(async {
+                    let tc = tc.with_progress(crate::report::builds::Builds::on_stderr().sink());
                     let install = toolchain::commands::install(&tc, &versions, &istio);
                     runner::interruptible(install)
                         .await
@@ -93,7 +94,7 @@ where
             output,
         } => render(&lab, with_solution, format, output.as_deref()),
         Command::Vocabulary => {
-            print!("{}", crate::steps::phrases::markdown_table());
+            print!("{}", crate::steps::vocabulary::markdown_table());
             0
         }
     }
@@ -168,6 +169,9 @@ pub async fn run(args: RunArgs) -> i32 {
         Ok(c) => c,
         Err(e) => return report_plan_error(&e),
     };
+    let console = Rc::new(Console::new());
+    // Tool builds the run needs show on the run's console.
+    let setup = setup.map(|(tc, versions)| (tc.with_progress(console.builds()), versions));
     let env = match runner::environment_for(&setup, &args.cluster_choice(), &cells).await {
         Ok(env) => env,
         Err(e) => {
@@ -175,7 +179,6 @@ pub async fn run(args: RunArgs) -> i32 {
             return e.exit_code();
         }
     };
-    let console = Rc::new(Console::new());
     let sink_console = console.clone();
     let summary = runner::run(
         &opts,

@@ -87,6 +87,8 @@ pub async fn mutate(req: &Request) -> std::result::Result<LabOutcome, MutateErro
     }
     let cells = runner::plan(&base)?;
     // Mutants run on the default backend, as `labcheck run` does.
+    let builds = crate::report::builds::Builds::on_stderr().sink();
+    let setup = setup.map(|(tc, versions)| (tc.with_progress(builds), versions));
     let env = runner::environment_for(&setup, &ClusterChoice::default(), &cells).await?;
     eprintln!(
         "labcheck mutate: {} ({} {})",

@@ -1,15 +1,18 @@
 //! The live console: a line per step as it finishes, failures with their feature line, message and
 //! transcript, and a closing `N passed, N failed` line. On a terminal, a live display (indicatif)
 //! sits below those lines: cells done of the total, and a line per running cell with its latest
-//! step; in a CI log (not a terminal) there are only the plain lines.
+//! step; in a CI log (not a terminal) there are only the plain lines. Tool builds the run needs
+//! show there too ([`super::builds`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::IsTerminal;
+use std::sync::Arc;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use super::Record;
+use super::builds::Builds;
 use crate::model::{CellId, Event, Outcome};
 
 /// Prints events to stderr as they come.
@@ -17,6 +20,7 @@ use crate::model::{CellId, Event, Outcome};
 pub struct Console {
     record: RefCell<Record>,
     live: Option<Live>,
+    builds: Arc<Builds>,
 }
 
 /// The live display on a terminal.
@@ -71,7 +75,7 @@ impl Live {
             ),
             Event::CellFinished { cell, .. } => self.cell_done(cell),
             Event::RunFinished { .. } => self.total.finish_with_message("done"),
-            Event::Captured { .. } => {}
+            Event::Captured { .. } | Event::ToolBuild { .. } => {}
         }
     }
 
@@ -97,10 +101,18 @@ macro_rules! say {
 impl Console {
     /// A console with a live display when stderr is a terminal.
     pub fn new() -> Console {
+        let live = std::io::stderr().is_terminal().then(Live::new);
+        let builds = Arc::new(Builds::new(live.as_ref().map(|l| l.multi.clone())));
         Console {
             record: RefCell::default(),
-            live: std::io::stderr().is_terminal().then(Live::new),
+            live,
+            builds,
         }
+    }
+
+    /// Where the toolchain reports its builds: shown with the run's lines and live display.
+    pub fn builds(&self) -> crate::model::BuildSink {
+        self.builds.sink()
     }
 
     pub fn handle(&self, event: &Event) {
@@ -113,6 +125,7 @@ impl Console {
             Event::RunStarted { cells } => say!(self, "labcheck: {} cell(s)", cells.len()),
             Event::CellStarted { cell } => say!(self, "▶ {cell}"),
             Event::Captured { .. } => {}
+            Event::ToolBuild { .. } => self.builds.handle(event),
             Event::EnvironmentReady {
                 cell,
                 setup,

@@ -2,6 +2,7 @@
 //! [`Record`] of the whole run from which [`junit`] and [`summary`] (Markdown and HTML matrix)
 //! are written at the end. Every sink matches every event variant.
 
+pub mod builds;
 pub mod console;
 pub mod cucumber_json;
 pub mod github;
@@ -243,7 +244,7 @@ impl Record {
                     c.peak_memory = *peak_memory;
                 }
             }
-            Event::Captured { .. } => {}
+            Event::Captured { .. } | Event::ToolBuild { .. } => {}
             Event::RunFinished {
                 interrupted,
                 duration,

@@ -18,6 +18,8 @@ pub mod commands;
 pub mod download;
 mod error;
 pub mod gobuild;
+mod recipe;
+mod tool;
 pub mod versions;
 
 use std::fmt;
@@ -25,10 +27,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 pub use cache::Metadata;
 pub use error::{DownloadError, ToolError};
+pub use tool::{Need, Resolved, Source, Tool};
 pub use versions::{GoModule, IstioSpec, Replace, Versions, load_versions, versions_dir};
 
 use cache::Cache;
@@ -45,191 +46,6 @@ const NO_ISTIOD_MODULE: &str = "Istio publishes no pilot-discovery binary, and t
 /// How long to wait for another process installing the same binary: longer than its build can
 /// take (tidy + build timeouts).
 const LOCK_TIMEOUT: Duration = Duration::from_secs(2 * 60 * 60);
-
-/// The binaries a cell uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Tool {
-    Istioctl,
-    KubeApiserver,
-    Kubectl,
-    Etcd,
-    /// istiod, per Istio version (a live mesh).
-    PilotDiscovery,
-    /// The Kubernetes controllers (Deployments, ReplicaSets, EndpointSlices…; a live mesh).
-    KubeControllerManager,
-    /// Puts Pods on nodes (a live mesh).
-    KubeScheduler,
-    /// The kubelet of simulated nodes (a live mesh).
-    Kwok,
-}
-
-impl Tool {
-    pub const ALL: [Tool; 8] = [
-        Tool::Istioctl,
-        Tool::KubeApiserver,
-        Tool::Kubectl,
-        Tool::Etcd,
-        Tool::PilotDiscovery,
-        Tool::KubeControllerManager,
-        Tool::KubeScheduler,
-        Tool::Kwok,
-    ];
-
-    /// The binary's file name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Tool::Istioctl => "istioctl",
-            Tool::KubeApiserver => "kube-apiserver",
-            Tool::Kubectl => "kubectl",
-            Tool::Etcd => "etcd",
-            Tool::PilotDiscovery => "pilot-discovery",
-            Tool::KubeControllerManager => "kube-controller-manager",
-            Tool::KubeScheduler => "kube-scheduler",
-            Tool::Kwok => "kwok",
-        }
-    }
-}
-
-impl fmt::Display for Tool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// One binary a cell needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Need {
-    Istioctl(IstioSpec),
-    KubeApiserver,
-    Kubectl,
-    Etcd,
-    /// istiod of this Istio version, built from the module its istioctl is built from.
-    PilotDiscovery(IstioSpec),
-    KubeControllerManager,
-    KubeScheduler,
-    Kwok,
-}
-
-impl Need {
-    pub fn tool(&self) -> Tool {
-        match self {
-            Need::Istioctl(_) => Tool::Istioctl,
-            Need::KubeApiserver => Tool::KubeApiserver,
-            Need::Kubectl => Tool::Kubectl,
-            Need::Etcd => Tool::Etcd,
-            Need::PilotDiscovery(_) => Tool::PilotDiscovery,
-            Need::KubeControllerManager => Tool::KubeControllerManager,
-            Need::KubeScheduler => Tool::KubeScheduler,
-            Need::Kwok => Tool::Kwok,
-        }
-    }
-
-    /// What a cell with a local cluster runs besides istioctl: the API server, its etcd and
-    /// kubectl. No controller, node or istiod.
-    pub fn plain() -> [Need; 3] {
-        [Need::KubeApiserver, Need::Kubectl, Need::Etcd]
-    }
-
-    /// What a live mesh of Istio version `istio` adds to [`Need::plain`]: its istiod, the
-    /// controllers, the scheduler and the kubelet simulator.
-    pub fn mesh(istio: &IstioSpec) -> [Need; 4] {
-        [
-            Need::PilotDiscovery(istio.clone()),
-            Need::KubeControllerManager,
-            Need::KubeScheduler,
-            Need::Kwok,
-        ]
-    }
-
-    /// Everything a matrix over `istio` can need, as `labcheck tools install` builds it:
-    /// istioctl per version, the plain cluster's tools, then a live mesh's — pilot-discovery
-    /// per version that has a Go module to build it from (Istio publishes no pilot-discovery
-    /// binary, so a release-only version has none), the controllers, the scheduler and kwok.
-    pub fn all(istio: &[IstioSpec]) -> Vec<Need> {
-        let mut needs: Vec<Need> = istio.iter().cloned().map(Need::Istioctl).collect();
-        needs.extend(Need::plain());
-        needs.extend(
-            istio
-                .iter()
-                .filter(|spec| spec.module.is_some())
-                .cloned()
-                .map(Need::PilotDiscovery),
-        );
-        needs.extend([Need::KubeControllerManager, Need::KubeScheduler, Need::Kwok]);
-        needs
-    }
-}
-
-/// Where a resolved binary came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Source {
-    /// Found in the cache; `original` is how it got there.
-    Cache { original: Box<Source> },
-    /// An official release archive, checksum verified.
-    Download { url: String },
-    /// Built from a Go module (`path@version`) with these `replace` pins.
-    Build {
-        module: String,
-        overrides: Vec<String>,
-    },
-    /// A path the caller named explicitly.
-    Path,
-}
-
-impl Source {
-    /// The source before caching: what the binary actually is.
-    pub fn origin(&self) -> &Source {
-        match self {
-            Source::Cache { original } => original.origin(),
-            other => other,
-        }
-    }
-}
-
-impl fmt::Display for Source {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Source::Cache { original } => write!(f, "cached, {original}"),
-            Source::Download { url } => write!(f, "downloaded from {url}"),
-            Source::Build { module, overrides } if overrides.is_empty() => {
-                write!(f, "built from {module}")
-            }
-            Source::Build { module, overrides } => {
-                write!(
-                    f,
-                    "built from {module} with replace {}",
-                    overrides.join("; ")
-                )
-            }
-            Source::Path => f.write_str("explicit path"),
-        }
-    }
-}
-
-/// A binary ready to run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
-    pub tool: Tool,
-    /// The version the binary reports.
-    pub version: String,
-    pub path: PathBuf,
-    pub source: Source,
-}
-
-impl fmt::Display for Resolved {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} {} at {} ({})",
-            self.tool,
-            self.version,
-            self.path.display(),
-            self.source
-        )
-    }
-}
 
 /// What to do for one need, decided before acting.
 struct Plan {
@@ -250,6 +66,30 @@ pub struct Toolchain {
     kwok: String,
     explicit: Vec<(Tool, String, PathBuf)>,
     go: Arc<tokio::sync::OnceCell<Result<Go, String>>>,
+    progress: Reporter,
+}
+
+/// Where build progress goes, as [`crate::model::Event::ToolBuild`]s (none: builds are silent).
+#[derive(Clone, Default)]
+pub struct Reporter(Option<crate::model::BuildSink>);
+
+impl Reporter {
+    /// Tells the sink, if there is one.
+    pub fn tell(&self, event: crate::model::Event) {
+        if let Some(sink) = &self.0 {
+            sink(event);
+        }
+    }
+}
+
+impl fmt::Debug for Reporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Reporter"
+        } else {
+            "silent"
+        })
+    }
 }
 
 impl Toolchain {
@@ -270,7 +110,14 @@ impl Toolchain {
             kwok: versions::DEFAULT_KWOK.to_string(),
             explicit: Vec::new(),
             go: Arc::default(),
+            progress: Reporter::default(),
         }
+    }
+
+    /// Reports build progress to `sink` (the console's, or one of its own for `tools install`).
+    pub fn with_progress(mut self, sink: crate::model::BuildSink) -> Self {
+        self.progress = Reporter(Some(sink));
+        self
     }
 
     /// `$LABCHECK_CACHE_DIR` (relative to the working directory if relative), else
@@ -550,7 +397,7 @@ impl Toolchain {
     async fn build(&self, go: &Go, recipe: &Recipe) -> Result<(PathBuf, Metadata), ToolError> {
         let dir = self.cache.wrapper_dir(recipe.tool, &recipe.version);
         let out = self.cache.tmp_file(recipe.tool, &recipe.version, "");
-        let result = go.build(recipe, &dir, &out).await;
+        let result = go.build(recipe, &dir, &out, &self.progress).await;
         let generated = match result {
             Ok(generated) => generated,
             Err(e) => {
@@ -669,146 +516,4 @@ pub fn error_chain(err: &dyn std::error::Error) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sources_say_where_a_binary_came_from() {
-        let build = Source::Build {
-            module: "istio.io/istio@v0.0.0-20260826214018-9739e10eb9d7".into(),
-            overrides: vec!["istio.io/api => istio.io/api v1.30.8".into()],
-        };
-        assert_eq!(
-            Source::Cache {
-                original: Box::new(build.clone())
-            }
-            .to_string(),
-            "cached, built from istio.io/istio@v0.0.0-20260826214018-9739e10eb9d7 with replace istio.io/api => istio.io/api v1.30.8"
-        );
-        assert_eq!(
-            Source::Cache {
-                original: Box::new(build.clone())
-            }
-            .origin(),
-            &build
-        );
-        let json = serde_json::to_string(&build).expect("encode");
-        assert!(json.contains("\"kind\":\"build\""), "{json}");
-        assert_eq!(
-            serde_json::from_str::<Source>(&json).expect("decode"),
-            build
-        );
-    }
-
-    #[test]
-    fn a_plain_cell_needs_no_mesh_tool_and_install_needs_them_all() {
-        let text = include_str!("../../istio-versions.toml");
-        let versions =
-            Versions::parse(text, Path::new("istio-versions.toml")).expect("config parses");
-        let snapshot = versions.resolve("1.31").expect("1.31");
-        let release = versions.resolve("1.29.3").expect("a release number");
-        let tools = |needs: &[Need]| needs.iter().map(Need::tool).collect::<Vec<_>>();
-
-        assert_eq!(
-            tools(&Need::plain()),
-            [Tool::KubeApiserver, Tool::Kubectl, Tool::Etcd]
-        );
-        assert_eq!(
-            tools(&Need::mesh(&snapshot)),
-            [
-                Tool::PilotDiscovery,
-                Tool::KubeControllerManager,
-                Tool::KubeScheduler,
-                Tool::Kwok
-            ]
-        );
-        let all = Need::all(&[snapshot.clone(), release.clone()]);
-        assert_eq!(
-            tools(&all),
-            [
-                Tool::Istioctl,
-                Tool::Istioctl,
-                Tool::KubeApiserver,
-                Tool::Kubectl,
-                Tool::Etcd,
-                Tool::PilotDiscovery,
-                Tool::KubeControllerManager,
-                Tool::KubeScheduler,
-                Tool::Kwok
-            ]
-        );
-        assert!(all.contains(&Need::PilotDiscovery(snapshot.clone())));
-        assert!(
-            !all.contains(&Need::PilotDiscovery(release)),
-            "a release-only version has no istiod to build"
-        );
-
-        let tc = Toolchain::new(PathBuf::from("/nonexistent")).with_versions(&versions);
-        assert_eq!(
-            tc.version_of(&Need::PilotDiscovery(snapshot)),
-            "1.31-dev.eed52ebb"
-        );
-        assert_eq!(tc.version_of(&Need::KubeControllerManager), "v1.35.4");
-        assert_eq!(tc.version_of(&Need::KubeScheduler), "v1.35.4");
-        assert_eq!(tc.version_of(&Need::Kwok), "v0.8.0");
-        for tool in Tool::ALL {
-            let json = serde_json::to_string(&tool).expect("encode");
-            assert_eq!(
-                json,
-                format!("\"{}\"", tool.name()),
-                "meta.json names {tool}"
-            );
-        }
-    }
-
-    #[test]
-    fn the_cache_dir_follows_the_environment() {
-        // Only reads the environment: the default is absolute whatever it is set to.
-        assert!(Toolchain::default_cache_dir().is_absolute());
-    }
-
-    #[test]
-    fn a_stale_pin_is_not_a_cache_hit() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let tc = Toolchain::new(dir.path().to_path_buf());
-        let cache = Cache::new(dir.path().to_path_buf());
-        std::fs::create_dir_all(cache.tmp_dir()).expect("tmp");
-        let install = |module: &str| {
-            let tmp = cache.tmp_file(Tool::Etcd, "v3.6.16", "");
-            std::fs::write(&tmp, b"etcd").expect("write");
-            let source = Source::Build {
-                module: module.into(),
-                overrides: Vec::new(),
-            };
-            let meta = Metadata {
-                tool: Tool::Etcd,
-                version: "v3.6.16".into(),
-                source: source.clone(),
-                generated_replaces: Vec::new(),
-                ldflags: None,
-                go_version: None,
-                archive_sha256: None,
-                installed_at: 0,
-                seconds: 0.0,
-                size: 0,
-            };
-            cache.install(&tmp, meta).expect("install");
-            source
-        };
-        install("go.etcd.io/etcd/server/v3@v3.6.15");
-        assert_eq!(
-            tc.lookup(&Need::Etcd),
-            None,
-            "built from another module version"
-        );
-        let source = install("go.etcd.io/etcd/server/v3@v3.6.16");
-        let hit = tc.lookup(&Need::Etcd).expect("a matching build is a hit");
-        assert_eq!(
-            hit.source,
-            Source::Cache {
-                original: Box::new(source)
-            }
-        );
-        assert_eq!(hit.path, dir.path().join("tools/etcd/v3.6.16/etcd"));
-    }
-}
+mod tests;

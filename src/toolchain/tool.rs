@@ -1,0 +1,195 @@
+//! What the toolchain resolves: the binaries a cell may use ([`Tool`]), what one cell asks for
+//! ([`Need`]: plain cells and `@mesh` cells ask for different sets), and what comes back
+//! ([`Resolved`], with where it came from, [`Source`]).
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::IstioSpec;
+
+/// The binaries a cell uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tool {
+    Istioctl,
+    KubeApiserver,
+    Kubectl,
+    Etcd,
+    /// istiod, per Istio version (a live mesh).
+    PilotDiscovery,
+    /// The Kubernetes controllers (Deployments, ReplicaSets, EndpointSlices…; a live mesh).
+    KubeControllerManager,
+    /// Puts Pods on nodes (a live mesh).
+    KubeScheduler,
+    /// The kubelet of simulated nodes (a live mesh).
+    Kwok,
+}
+
+impl Tool {
+    pub const ALL: [Tool; 8] = [
+        Tool::Istioctl,
+        Tool::KubeApiserver,
+        Tool::Kubectl,
+        Tool::Etcd,
+        Tool::PilotDiscovery,
+        Tool::KubeControllerManager,
+        Tool::KubeScheduler,
+        Tool::Kwok,
+    ];
+
+    /// The binary's file name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::Istioctl => "istioctl",
+            Tool::KubeApiserver => "kube-apiserver",
+            Tool::Kubectl => "kubectl",
+            Tool::Etcd => "etcd",
+            Tool::PilotDiscovery => "pilot-discovery",
+            Tool::KubeControllerManager => "kube-controller-manager",
+            Tool::KubeScheduler => "kube-scheduler",
+            Tool::Kwok => "kwok",
+        }
+    }
+}
+
+impl fmt::Display for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One binary a cell needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Need {
+    Istioctl(IstioSpec),
+    KubeApiserver,
+    Kubectl,
+    Etcd,
+    /// istiod of this Istio version, built from the module its istioctl is built from.
+    PilotDiscovery(IstioSpec),
+    KubeControllerManager,
+    KubeScheduler,
+    Kwok,
+}
+
+impl Need {
+    pub fn tool(&self) -> Tool {
+        match self {
+            Need::Istioctl(_) => Tool::Istioctl,
+            Need::KubeApiserver => Tool::KubeApiserver,
+            Need::Kubectl => Tool::Kubectl,
+            Need::Etcd => Tool::Etcd,
+            Need::PilotDiscovery(_) => Tool::PilotDiscovery,
+            Need::KubeControllerManager => Tool::KubeControllerManager,
+            Need::KubeScheduler => Tool::KubeScheduler,
+            Need::Kwok => Tool::Kwok,
+        }
+    }
+
+    /// What a cell with a local cluster runs besides istioctl: the API server, its etcd and
+    /// kubectl. No controller, node or istiod.
+    pub fn plain() -> [Need; 3] {
+        [Need::KubeApiserver, Need::Kubectl, Need::Etcd]
+    }
+
+    /// What a live mesh of Istio version `istio` adds to [`Need::plain`]: its istiod, the
+    /// controllers, the scheduler and the kubelet simulator.
+    pub fn mesh(istio: &IstioSpec) -> [Need; 4] {
+        [
+            Need::PilotDiscovery(istio.clone()),
+            Need::KubeControllerManager,
+            Need::KubeScheduler,
+            Need::Kwok,
+        ]
+    }
+
+    /// Everything a matrix over `istio` can need, as `labcheck tools install` builds it:
+    /// istioctl per version, the plain cluster's tools, then a live mesh's — pilot-discovery
+    /// per version that has a Go module to build it from (Istio publishes no pilot-discovery
+    /// binary, so a release-only version has none), the controllers, the scheduler and kwok.
+    pub fn all(istio: &[IstioSpec]) -> Vec<Need> {
+        let mut needs: Vec<Need> = istio.iter().cloned().map(Need::Istioctl).collect();
+        needs.extend(Need::plain());
+        needs.extend(
+            istio
+                .iter()
+                .filter(|spec| spec.module.is_some())
+                .cloned()
+                .map(Need::PilotDiscovery),
+        );
+        needs.extend([Need::KubeControllerManager, Need::KubeScheduler, Need::Kwok]);
+        needs
+    }
+}
+
+/// Where a resolved binary came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    /// Found in the cache; `original` is how it got there.
+    Cache { original: Box<Source> },
+    /// An official release archive, checksum verified.
+    Download { url: String },
+    /// Built from a Go module (`path@version`) with these `replace` pins.
+    Build {
+        module: String,
+        overrides: Vec<String>,
+    },
+    /// A path the caller named explicitly.
+    Path,
+}
+
+impl Source {
+    /// The source before caching: what the binary actually is.
+    pub fn origin(&self) -> &Source {
+        match self {
+            Source::Cache { original } => original.origin(),
+            other => other,
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Cache { original } => write!(f, "cached, {original}"),
+            Source::Download { url } => write!(f, "downloaded from {url}"),
+            Source::Build { module, overrides } if overrides.is_empty() => {
+                write!(f, "built from {module}")
+            }
+            Source::Build { module, overrides } => {
+                write!(
+                    f,
+                    "built from {module} with replace {}",
+                    overrides.join("; ")
+                )
+            }
+            Source::Path => f.write_str("explicit path"),
+        }
+    }
+}
+
+/// A binary ready to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub tool: Tool,
+    /// The version the binary reports.
+    pub version: String,
+    pub path: PathBuf,
+    pub source: Source,
+}
+
+impl fmt::Display for Resolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} at {} ({})",
+            self.tool,
+            self.version,
+            self.path.display(),
+            self.source
+        )
+    }
+}
