@@ -18,6 +18,7 @@ pub mod kept;
 pub mod lint;
 pub mod model;
 pub mod mutate;
+pub mod output;
 pub mod render;
 pub mod report;
 pub mod runner;

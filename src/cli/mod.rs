@@ -43,7 +43,7 @@ where
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("labcheck: cannot start the async runtime: {e}");
+            crate::errln!("labcheck: cannot start the async runtime: {e}");
             return 2;
         }
     };
@@ -53,7 +53,7 @@ where
         Command::Grade(args) => runtime.block_on(grade(args)),
         Command::Tools { action } => match tool_setup() {
             Err(e) => {
-                eprintln!("labcheck: {e}");
+                crate::errln!("labcheck: {e}");
                 2
             }
             Ok((tc, versions)) => match action {
@@ -69,7 +69,7 @@ where
         },
         Command::Doctor { istio } => match tool_setup() {
             Err(e) => {
-                eprintln!("labcheck: {e}");
+                crate::errln!("labcheck: {e}");
                 2
             }
             Ok((tc, versions)) => toolchain::commands::doctor(&tc, &versions, &istio),
@@ -82,7 +82,7 @@ where
             let code = down(None, true).await;
             let state = runner::default_state_dir();
             let store = crate::checkpoint::Store::new(&state);
-            println!("removed {} checkpoint(s)", store.clear());
+            crate::outln!("removed {} checkpoint(s)", store.clear());
             let _ = std::fs::remove_dir_all(crate::state::Area::Templates.dir(&state));
             code
         }),
@@ -94,7 +94,7 @@ where
             output,
         } => render(&lab, with_solution, format, output.as_deref()),
         Command::Vocabulary => {
-            print!("{}", crate::steps::vocabulary::markdown_table());
+            crate::out!("{}", crate::steps::vocabulary::markdown_table());
             0
         }
     }
@@ -110,7 +110,7 @@ fn lint(paths: &[PathBuf]) -> i32 {
             let mut labs: Vec<&std::path::Path> =
                 cells.iter().map(|c| c.lab.path.as_path()).collect();
             labs.dedup();
-            println!("labcheck lint: no problems in {} lab(s)", labs.len());
+            crate::outln!("labcheck lint: no problems in {} lab(s)", labs.len());
             0
         }
         Err(e) => report_plan_error(&e),
@@ -118,10 +118,10 @@ fn lint(paths: &[PathBuf]) -> i32 {
 }
 
 fn report_plan_error(e: &PlanError) -> i32 {
-    eprintln!("{e}");
+    crate::errln!("{e}");
     match e {
         PlanError::Lint(problems) => {
-            eprintln!("labcheck: {} problem(s)", problems.len());
+            crate::errln!("labcheck: {} problem(s)", problems.len());
             // A lab that grades nothing proves nothing: that is no lab failure but no run either.
             if problems.iter().any(|p| p.grades_nothing) {
                 2
@@ -160,7 +160,7 @@ pub async fn run(args: RunArgs) -> i32 {
         Ok((_, versions)) => opts.istio = runner::matrix(versions, &args.istio),
         Err(e) if !args.istio.is_empty() => {
             let e = toolchain::error_chain(&**e);
-            eprintln!("labcheck: --istio {}: {e}", args.istio.join(","));
+            crate::errln!("labcheck: --istio {}: {e}", args.istio.join(","));
             return 2;
         }
         Err(e) => opts.istio_unavailable = Some(toolchain::error_chain(&**e)),
@@ -175,7 +175,7 @@ pub async fn run(args: RunArgs) -> i32 {
     let env = match runner::environment_for(&setup, &args.cluster_choice(), &cells).await {
         Ok(env) => env,
         Err(e) => {
-            eprintln!("labcheck: {e}");
+            crate::errln!("labcheck: {e}");
             return e.exit_code();
         }
     };
@@ -194,24 +194,24 @@ pub async fn run(args: RunArgs) -> i32 {
                 .iter()
                 .find(|p| p.extension().is_some_and(|e| e == "html"))
             {
-                eprintln!("labcheck: report {}", html.display());
+                crate::errln!("labcheck: report {}", html.display());
             }
         }
-        Err(e) => eprintln!(
+        Err(e) => crate::errln!(
             "labcheck: cannot write reports to {}: {e}",
             opts.report_dir.display()
         ),
     }
     for e in &summary.harness_errors {
-        eprintln!("labcheck: harness error: {e}");
+        crate::errln!("labcheck: harness error: {e}");
     }
     let markdown = crate::report::summary::markdown(&record);
     if crate::report::github::active() {
         crate::report::github::publish(&record, &markdown);
     }
-    println!("{markdown}");
+    crate::outln!("{markdown}");
     let (passed, failed, not_run) = record.counts();
-    println!("{passed} passed, {failed} failed, {not_run} skipped");
+    crate::outln!("{passed} passed, {failed} failed, {not_run} skipped");
     summary.exit_code()
 }
 
@@ -230,7 +230,7 @@ async fn mutate(args: MutateArgs) -> i32 {
         Ok(outcome) => outcome.exit_code(),
         Err(MutateError::Plan(e)) => report_plan_error(&e),
         Err(e) => {
-            eprintln!("labcheck mutate: {e}");
+            crate::errln!("labcheck mutate: {e}");
             e.exit_code()
         }
     }
@@ -241,7 +241,7 @@ async fn mutate(args: MutateArgs) -> i32 {
 fn interrupted_install(tc: &Toolchain, signal: i32) -> i32 {
     let e = runner::EnvironmentError::Interrupted(signal);
     tc.clean_interrupted();
-    eprintln!("labcheck: {e}");
+    crate::errln!("labcheck: {e}");
     e.exit_code()
 }
 
@@ -253,14 +253,14 @@ fn tool_setup() -> Result<(Toolchain, toolchain::Versions), String> {
 fn ps() -> i32 {
     let cells = kept::list(&runner::default_state_dir());
     if cells.is_empty() {
-        println!("no kept cells");
+        crate::outln!("no kept cells");
         return 0;
     }
-    println!("{:<40} {:<8} {:<8} LAB", "CELL", "STATE", "CLUSTER");
+    crate::outln!("{:<40} {:<8} {:<8} LAB", "CELL", "STATE", "CLUSTER");
     for c in cells {
         let state = if c.alive() { "running" } else { "stopped" };
         let cluster = if c.has_cluster { "local" } else { "-" };
-        println!("{:<40} {state:<8} {cluster:<8} {}", c.name, c.lab.display());
+        crate::outln!("{:<40} {state:<8} {cluster:<8} {}", c.name, c.lab.display());
     }
     0
 }
@@ -271,21 +271,22 @@ async fn shell(name: &str) -> i32 {
     {
         Ok(found) => found,
         Err(e) => {
-            eprintln!("labcheck shell: {e}");
+            crate::errln!("labcheck shell: {e}");
             return 2;
         }
     };
     let (kept, sandbox) = cell;
-    eprintln!(
+    crate::errln!(
         "labcheck: shell in {} ({}); exit to leave, the cell keeps running",
-        kept.name, kept.id
+        kept.name,
+        kept.id
     );
     let mut cmd = sandbox.interactive_command("bash");
     cmd.env("PS1", format!("[{}] \\w# ", kept.name));
     match cmd.status().await {
         Ok(status) => status.code().unwrap_or(1),
         Err(e) => {
-            eprintln!("labcheck shell: cannot start bash in {}: {e}", kept.name);
+            crate::errln!("labcheck shell: cannot start bash in {}: {e}", kept.name);
             2
         }
     }
@@ -299,7 +300,7 @@ async fn down(name: Option<&str>, all: bool) -> i32 {
         match kept::find(&state, name.unwrap_or_default()) {
             Ok(c) => vec![c],
             Err(e) => {
-                eprintln!("labcheck down: {e}");
+                crate::errln!("labcheck down: {e}");
                 return 2;
             }
         }
@@ -307,9 +308,9 @@ async fn down(name: Option<&str>, all: bool) -> i32 {
     let mut code = 0;
     for c in cells {
         match c.down().await {
-            Ok(()) => println!("down: {}", c.name),
+            Ok(()) => crate::outln!("down: {}", c.name),
             Err(e) => {
-                eprintln!("labcheck down: {}: {e}", c.name);
+                crate::errln!("labcheck down: {}: {e}", c.name);
                 code = 2;
             }
         }
@@ -324,7 +325,7 @@ async fn grade(args: GradeArgs) -> i32 {
         Some(name) => match kept::find(&opts.state_dir, name) {
             Ok(c) => runner::GradeTarget::Kept(c),
             Err(e) => {
-                eprintln!("labcheck grade: {e}");
+                crate::errln!("labcheck grade: {e}");
                 return 2;
             }
         },
@@ -345,13 +346,13 @@ async fn grade(args: GradeArgs) -> i32 {
     {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("labcheck grade: {e}");
+            crate::errln!("labcheck grade: {e}");
             return 2;
         }
     };
-    print!("{}", crate::report::grade_text(&record.borrow()));
+    crate::out!("{}", crate::report::grade_text(&record.borrow()));
     for e in &summary.harness_errors {
-        eprintln!("labcheck grade: {e}");
+        crate::errln!("labcheck grade: {e}");
     }
     summary.exit_code()
 }
@@ -366,12 +367,12 @@ fn render(
 ) -> i32 {
     let lab = match crate::lint::load(lab) {
         Err(e) => {
-            eprintln!("labcheck render: {e}");
+            crate::errln!("labcheck render: {e}");
             return 2;
         }
         Ok(Err(problems)) => {
             for p in &problems {
-                eprintln!("{p}");
+                crate::errln!("{p}");
             }
             return 1;
         }
@@ -383,13 +384,13 @@ fn render(
     let page = crate::render::render(&lab.text, &feature, &lab, format, with_solution);
     match output {
         None => {
-            print!("{page}");
+            crate::out!("{page}");
             0
         }
         Some(path) => match std::fs::write(path, page) {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("labcheck render: cannot write {}: {e}", path.display());
+                crate::errln!("labcheck render: cannot write {}: {e}", path.display());
                 2
             }
         },
@@ -403,19 +404,19 @@ fn merge(dirs: &[PathBuf], out: &Path) -> i32 {
     for dir in dirs {
         let merged = crate::report::Record::load(dir).and_then(|r| record.merge(r, dir));
         if let Err(e) = merged {
-            eprintln!("labcheck merge: {e}");
+            crate::errln!("labcheck merge: {e}");
             return 2;
         }
     }
     if let Err(e) = record.write(out) {
-        eprintln!(
+        crate::errln!(
             "labcheck merge: cannot write reports to {}: {e}",
             out.display()
         );
         return 2;
     }
-    println!("{}", crate::report::summary::markdown(&record));
+    crate::outln!("{}", crate::report::summary::markdown(&record));
     let (passed, failed, not_run) = record.counts();
-    println!("{passed} passed, {failed} failed, {not_run} skipped");
+    crate::outln!("{passed} passed, {failed} failed, {not_run} skipped");
     if record.passed() { 0 } else { 1 }
 }

@@ -90,7 +90,7 @@ pub async fn mutate(req: &Request) -> std::result::Result<LabOutcome, MutateErro
     let builds = crate::report::builds::Builds::on_stderr().sink();
     let setup = setup.map(|(tc, versions)| (tc.with_progress(builds), versions));
     let env = runner::environment_for(&setup, &ClusterChoice::default(), &cells).await?;
-    eprintln!(
+    crate::errln!(
         "labcheck mutate: {} ({} {})",
         lang.pick("running the reference solution", "模範解答を実行"),
         cells.len(),
@@ -137,7 +137,7 @@ fn list(req: &Request, loaded: &Loaded) {
     let lang = loaded.lab.lang;
     let all = generate::mutants(&loaded.scripts, None);
     for m in &all {
-        println!(
+        crate::outln!(
             "{} {} {} {}:{}: {}",
             m.id,
             lang.pick("step", "ステップ"),
@@ -147,7 +147,7 @@ fn list(req: &Request, loaded: &Loaded) {
             m.describe()
         );
     }
-    println!("{} {}", all.len(), lang.pick("mutants", "個の変異"));
+    crate::outln!("{} {}", all.len(), lang.pick("mutants", "個の変異"));
 }
 
 /// The mutants of one Istio label.
@@ -184,7 +184,7 @@ impl Label<'_> {
                 None => viable.push(m),
             }
         }
-        eprintln!(
+        crate::errln!(
             "labcheck mutate: istio {label}: {} {}",
             viable.len(),
             lang.pick("mutants to run", "個の変異を実行")
@@ -210,7 +210,7 @@ impl Label<'_> {
                 outcome: o.clone(),
                 equivalent: eq.get(&m.id).cloned(),
             };
-            eprintln!("{}", report::line(&r, lang));
+            crate::errln!("{}", report::line(&r, lang));
         });
         let (outcomes, stopped) =
             super::run_mutants(&run_opts, self.env, cells, by_slug, done).await;
@@ -240,7 +240,7 @@ fn finish(
         .filter(|r| r.outcome == Outcome::Missed)
         .collect();
     if !missed.is_empty() {
-        println!(
+        crate::outln!(
             "\n{}",
             lang.pick(
                 "Missed mutants (no check rejects these wrong answers):",
@@ -253,19 +253,19 @@ fn finish(
             } else {
                 format!("[istio {}] ", r.label)
             };
-            print!("{label}{}", report::diff(r, &req.lab));
+            crate::out!("{label}{}", report::diff(r, &req.lab));
         }
     }
-    println!("\n{}", report::summary(&results, lang));
+    crate::outln!("\n{}", report::summary(&results, lang));
     let dir = req.report_dir.join("mutants");
     report::write(&dir, &req.lab, &results).map_err(|source| MutateError::Report {
         path: dir.clone(),
         source,
     })?;
-    println!("labcheck mutate: {}", dir.display());
+    crate::outln!("labcheck mutate: {}", dir.display());
     let unmarked = missed.iter().any(|r| r.equivalent.is_none());
     if unmarked && interrupted.is_none() {
-        eprintln!(
+        crate::errln!(
             "labcheck mutate: {} {}",
             lang.pick(
                 "mark a missed mutant that changes nothing a grader could see in",

@@ -42,8 +42,8 @@ impl Builds {
 
     fn say(&self, line: &str) {
         match &self.multi {
-            Some(multi) => multi.suspend(|| eprintln!("{line}")),
-            None => eprintln!("{line}"),
+            Some(multi) => multi.suspend(|| crate::errln!("{line}")),
+            None => crate::errln!("{line}"),
         }
     }
 

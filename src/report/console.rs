@@ -92,8 +92,8 @@ impl Live {
 macro_rules! say {
     ($console:expr, $($arg:tt)*) => {
         match &$console.live {
-            Some(live) => live.multi.suspend(|| eprintln!($($arg)*)),
-            None => eprintln!($($arg)*),
+            Some(live) => live.multi.suspend(|| crate::errln!($($arg)*)),
+            None => crate::errln!($($arg)*),
         }
     };
 }

@@ -43,7 +43,7 @@ pub fn annotations(record: &Record) -> Vec<String> {
 /// Prints the annotations and appends `summary` to the job's step summary.
 pub fn publish(record: &Record, summary: &str) {
     for line in annotations(record) {
-        println!("{line}");
+        crate::outln!("{line}");
     }
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
         return;
@@ -54,7 +54,7 @@ pub fn publish(record: &Record, summary: &str) {
         .open(&path)
         .and_then(|mut f| f.write_all(summary.as_bytes()));
     if let Err(e) = appended {
-        eprintln!(
+        crate::errln!(
             "labcheck: cannot append to GITHUB_STEP_SUMMARY {}: {e}",
             std::path::Path::new(&path).display()
         );

@@ -228,7 +228,7 @@ impl Cache {
                 Err((f, errno)) if errno == Errno::EWOULDBLOCK || errno == Errno::EINTR => {
                     file = f;
                     if !announced {
-                        eprintln!(
+                        crate::errln!(
                             "labcheck: waiting for another labcheck to finish installing {tool} {version} (lock {})",
                             path.display()
                         );

@@ -20,10 +20,10 @@ pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i
         let started = std::time::Instant::now();
         match tc.resolve(&need).await {
             Ok(resolved) => {
-                println!("{}  ({})", line(&resolved), took(started.elapsed()));
+                crate::outln!("{}  ({})", line(&resolved), took(started.elapsed()));
             }
             Err(e) => {
-                eprintln!("labcheck: {}", error_chain(&e));
+                crate::errln!("labcheck: {}", error_chain(&e));
                 failed += 1;
             }
         }
@@ -35,14 +35,14 @@ pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i
 pub fn list(tc: &Toolchain) -> i32 {
     let entries = tc.cache.entries();
     if entries.is_empty() {
-        println!(
+        crate::outln!(
             "nothing cached in {}; run `labcheck tools install`",
             tc.cache_dir().display()
         );
         return 0;
     }
     for (meta, path) in entries {
-        println!(
+        crate::outln!(
             "{} {}  {}  {:.0} MB, installed {} in {:.0} s  {}",
             meta.tool,
             meta.version,
@@ -65,15 +65,15 @@ pub fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
     };
     let go = tc.go_status();
     match &go {
-        Ok(version) => println!("go       {version} (builds what is missing)"),
-        Err(reason) => println!("go       not usable: {reason}"),
+        Ok(version) => crate::outln!("go       {version} (builds what is missing)"),
+        Err(reason) => crate::outln!("go       not usable: {reason}"),
     }
-    println!("cache    {}", tc.cache_dir().display());
-    println!("versions {}", versions.path().display());
+    crate::outln!("cache    {}", tc.cache_dir().display());
+    crate::outln!("versions {}", versions.path().display());
 
     let mut missing = 0;
     for spec in specs.iter().filter(|s| s.module.is_none()) {
-        println!(
+        crate::outln!(
             "none     pilot-discovery {}: {}; a live mesh cannot use this version",
             spec.version,
             super::NO_ISTIOD_MODULE
@@ -84,12 +84,12 @@ pub fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
         let version = tc.version_of(&need);
         match tc.lookup(&need) {
             Some(found) => {
-                println!("ok       {tool} {version}: {}", found.source.origin());
-                println!("         {}", found.path.display());
+                crate::outln!("ok       {tool} {version}: {}", found.source.origin());
+                crate::outln!("         {}", found.path.display());
             }
             None => {
                 missing += 1;
-                println!(
+                crate::outln!(
                     "missing  {tool} {version}: {}",
                     how_to_get(&tc, &need, go.is_ok())
                 );
@@ -99,7 +99,7 @@ pub fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
     if missing == 0 {
         0
     } else {
-        println!("{missing} missing");
+        crate::outln!("{missing} missing");
         2
     }
 }
@@ -209,7 +209,7 @@ fn utc(secs: u64) -> String {
 fn resolve_all(versions: &Versions, istio: &[String]) -> Option<Vec<super::IstioSpec>> {
     versions
         .resolve_all(istio)
-        .map_err(|e| eprintln!("labcheck: {}", error_chain(&e)))
+        .map_err(|e| crate::errln!("labcheck: {}", error_chain(&e)))
         .ok()
 }
 

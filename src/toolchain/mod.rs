@@ -459,7 +459,7 @@ impl Toolchain {
                 ));
             }
         };
-        eprintln!(
+        crate::errln!(
             "labcheck: downloading {url} failed ({}); building {} {} from Go module {} instead",
             error_chain(&failure),
             plan.tool,
@@ -478,7 +478,7 @@ impl Toolchain {
         let archive = self.cache.tmp_file(plan.tool, &plan.version, ".tar.gz");
         let binary = self.cache.tmp_file(plan.tool, &plan.version, "");
         let owned_release = release.to_string();
-        eprintln!(
+        crate::errln!(
             "labcheck: downloading {}",
             download::archive_url(&base, release)?
         );

@@ -1,6 +1,6 @@
 //! Cells never outlive their run: SIGTERM ends a run with 143 and removes its cells, a run killed
-//! outright leaves directories the next run removes, and two labs with one file name get cells
-//! of their own.
+//! outright leaves directories the next run removes, two labs with one file name get cells of
+//! their own, and a reader that goes away (a pipe into `head`) never panics a run.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -135,4 +135,23 @@ fn two_labs_with_one_file_name_run_side_by_side() {
         stderr.contains("tests-labs-twins-a-same") && stderr.contains("tests-labs-twins-b-same"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_reader_that_goes_away_never_panics_the_run() {
+    let reports = tempfile::tempdir().expect("reports");
+    let bin = assert_cmd::cargo::cargo_bin("labcheck");
+    // Both streams into a pipe whose reader exits at once: every line labcheck prints meets a
+    // closed pipe, and the run still ends with its own exit code and writes its reports.
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(r#""$LABCHECK" run tests/labs/sandbox/alpha.feature --report-dir "$REPORTS" 2>&1 | true; echo "exit=${PIPESTATUS[0]}""#)
+        .env("LABCHECK", &bin)
+        .env("REPORTS", reports.path())
+        .output()
+        .expect("bash");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("exit=0"), "{stdout}");
+    assert!(reports.path().join("record.json").is_file());
+    assert!(reports.path().join("junit.xml").is_file());
 }
