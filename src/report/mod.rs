@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::model::{
-    Artifact, CellId, Event, Lab, LabStep, Outcome, StepCheck, ToolsInfo, Transcript,
+    Artifact, CellId, Event, Lab, LabStep, Outcome, StepCheck, StepKind, ToolsInfo, Transcript,
 };
 
 /// One step of one cell, as recorded.
@@ -43,7 +43,13 @@ pub struct CellRecord {
     pub planned: Vec<usize>,
     pub tools: ToolsInfo,
     pub setup: Option<Duration>,
+    /// The steps the cell reports: a main cell's steps, a mistake cell's own step.
     pub steps: Vec<StepRecord>,
+    /// Steps a mistake cell ran only to reach the step it gets wrong (when it could not start
+    /// from a checkpoint): they count in its time, and are the main cell's test cases, never
+    /// this cell's.
+    #[serde(default)]
+    pub replayed: Vec<StepRecord>,
     pub finished: bool,
     pub passed: bool,
     pub kept: Option<PathBuf>,
@@ -70,13 +76,26 @@ impl CellRecord {
     pub fn timing(&self) -> Timing {
         Timing {
             setup: self.setup.unwrap_or_default(),
-            steps: self.steps.iter().map(|s| s.duration).sum(),
+            steps: self.all_steps().map(|s| s.duration).sum(),
             commands: self
-                .steps
-                .iter()
+                .all_steps()
                 .flat_map(|s| &s.transcripts)
                 .map(|t| t.duration)
                 .sum(),
+        }
+    }
+
+    /// Every step the cell ran, replayed ones included.
+    fn all_steps(&self) -> impl Iterator<Item = &StepRecord> {
+        self.replayed.iter().chain(&self.steps)
+    }
+
+    /// Where a step's record goes: a mistake cell's replay of an earlier step is not its own.
+    fn record(&mut self, step: StepRecord) {
+        if self.id.mistake.is_some() && step.step.kind == StepKind::Step {
+            self.replayed.push(step);
+        } else {
+            self.steps.push(step);
         }
     }
 }
@@ -181,6 +200,7 @@ impl Record {
                             tools: ToolsInfo::default(),
                             setup: None,
                             steps: Vec::new(),
+                            replayed: Vec::new(),
                             finished: false,
                             passed: false,
                             kept: None,
@@ -217,7 +237,7 @@ impl Record {
                 artifacts,
             } => {
                 if let Some(c) = self.cells.get_mut(cell) {
-                    c.steps.push(StepRecord {
+                    c.record(StepRecord {
                         step: step.clone(),
                         outcome: outcome.clone(),
                         duration: *duration,
@@ -274,7 +294,7 @@ impl Record {
     /// Steps that never reported are recorded as not run.
     fn mark_unfinished(&mut self, reason: &str) {
         for c in self.cells.values_mut() {
-            let ran: Vec<usize> = c.steps.iter().map(|s| s.step.line).collect();
+            let ran: Vec<usize> = c.all_steps().map(|s| s.step.line).collect();
             let missing: Vec<LabStep> = c
                 .lab
                 .steps
@@ -283,7 +303,7 @@ impl Record {
                 .cloned()
                 .collect();
             for step in missing {
-                c.steps.push(StepRecord {
+                c.record(StepRecord {
                     step,
                     outcome: Outcome::NotRun {
                         reason: reason.to_owned(),

@@ -137,7 +137,7 @@ pub enum PlanError {
     #[error("{lab}: the lab is tagged @istio and there is no Istio version to run it on: {why}")]
     NoIstio { lab: String, why: String },
     #[error(
-        "shard {shard} has no cells: the run plans {planned}, so at most {planned} shards have work"
+        "shard {shard} has no cells: the run plans {planned} labs × versions, so at most {planned} shards have work"
     )]
     EmptyShard { shard: Shard, planned: usize },
 }
@@ -201,9 +201,26 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
         }));
     }
     if let Some(shard) = opts.shard {
-        let planned = cells.len();
-        let mut position = 0..;
-        cells.retain(|_| position.next().is_some_and(|p| shard.takes(p)));
+        // The unit of sharding is a lab on one point of the matrix: its main cell and its
+        // mistake cells (which start from the main cell's checkpoints) stay together.
+        let mut units: Vec<(String, String)> = Vec::new();
+        let unit_of = |c: &CellPlan, units: &mut Vec<(String, String)>| {
+            let key = (c.id.lab.clone(), c.id.label.clone());
+            match units.iter().position(|u| *u == key) {
+                Some(i) => i,
+                None => {
+                    units.push(key);
+                    units.len() - 1
+                }
+            }
+        };
+        let taken: Vec<bool> = cells
+            .iter()
+            .map(|c| shard.takes(unit_of(c, &mut units)))
+            .collect();
+        let planned = units.len();
+        let mut keep = taken.into_iter();
+        cells.retain(|_| keep.next().unwrap_or(false));
         if cells.is_empty() {
             return Err(PlanError::EmptyShard { shard, planned });
         }

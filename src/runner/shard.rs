@@ -1,6 +1,7 @@
-//! `--shard K/N`: one of N CI runners takes every N-th planned cell, starting at the K-th. The
-//! plan is the same on every runner (labs in path order, then versions, then mistakes), so every
-//! cell lands in exactly one shard.
+//! `--shard K/N`: one of N CI runners takes every N-th unit of the plan, starting at the K-th; a
+//! unit is a lab on one point of the matrix (its main cell and its mistake cells, which start from
+//! the main cell's checkpoints). The plan is the same on every runner (labs in path order, then
+//! versions, then mistakes), so every cell lands in exactly one shard.
 
 use std::fmt;
 use std::str::FromStr;
@@ -36,7 +37,7 @@ impl fmt::Display for Shard {
 }
 
 impl Shard {
-    /// Whether the cell at `position` of the whole plan (from 0) belongs to this shard.
+    /// Whether the unit at `position` of the whole plan (from 0) belongs to this shard.
     pub fn takes(&self, position: usize) -> bool {
         position % self.count == self.index - 1
     }

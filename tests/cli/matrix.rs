@@ -138,6 +138,20 @@ fn suites(dir: &std::path::Path) -> Vec<String> {
     names
 }
 
+/// The test case names of a JUnit report, sorted.
+fn test_cases(dir: &std::path::Path) -> Vec<String> {
+    let xml = std::fs::read_to_string(dir.join("junit.xml")).expect("junit.xml");
+    let mut names: Vec<String> = xml
+        .split("<testcase ")
+        .skip(1)
+        .filter_map(|s| s.split("name=\"").nth(1))
+        .filter_map(|s| s.split('"').next())
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names
+}
+
 #[test]
 fn shards_together_run_every_cell_once() {
     let run = |shard: Option<&str>| {
@@ -147,6 +161,8 @@ fn shards_together_run_every_cell_once() {
             "run",
             "tests/labs/sandbox",
             "tests/labs/twins",
+            "tests/labs/checkpoint",
+            "--no-checkpoints",
             "--report-dir",
         ])
         .arg(reports.path());
@@ -161,16 +177,26 @@ fn shards_together_run_every_cell_once() {
             String::from_utf8_lossy(&out.stderr)
         );
         let names = suites(reports.path());
-        (reports, names)
+        let cases = test_cases(reports.path());
+        (reports, (names, cases))
     };
-    let (_, all) = run(None);
-    let ((dir_one, one), (dir_two, two)) = (run(Some("1/2")), run(Some("2/2")));
+    let (_, (all, all_cases)) = run(None);
+    let ((dir_one, (one, one_cases)), (dir_two, (two, two_cases))) =
+        (run(Some("1/2")), run(Some("2/2")));
     assert!(all.len() >= 2, "{all:?}");
     assert!(!one.is_empty() && !two.is_empty(), "{one:?} {two:?}");
     assert!(one.iter().all(|c| !two.contains(c)), "{one:?} {two:?}");
     let mut both: Vec<String> = one.into_iter().chain(two).collect();
     both.sort();
     assert_eq!(both, all);
+    // Each step is one test case: in the full run and across the shards, no name twice (a
+    // mistake cell reports its own step, never the steps it replays).
+    let mut unique = all_cases.clone();
+    unique.dedup();
+    assert_eq!(unique, all_cases, "a test case twice in the full run");
+    let mut both_cases: Vec<String> = one_cases.into_iter().chain(two_cases).collect();
+    both_cases.sort();
+    assert_eq!(both_cases, all_cases);
     // A merge job puts the shards' reports back together; overlapping shards are refused.
     let merged = tempfile::tempdir().expect("merged");
     Command::cargo_bin("labcheck")
