@@ -228,11 +228,17 @@ impl Root {
             let ops = read_only(&source, self.at(knob), MS_REC).map(optional);
             self.ops.extend(ops);
         }
+        // The paths container runtimes mask: files read as /dev/null, directories as an empty
+        // read-only tmpfs. /proc/kmsg above all: reading it blocks, and a learner's link to it
+        // must not make a check read the kernel's log.
         let null = self.root.join("dev/null").display().to_string();
         for secret in [
             "/proc/kcore",
             "/proc/keys",
+            "/proc/kmsg",
+            "/proc/latency_stats",
             "/proc/timer_list",
+            "/proc/timer_stats",
             "/proc/sched_debug",
         ] {
             let target = self.at(secret);
@@ -241,6 +247,17 @@ impl Root {
         let sys = self.at("/sys");
         let flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
         self.push(mount(Some("sysfs"), sys, Some("sysfs"), flags, None));
+        for dir in ["/proc/acpi", "/proc/asound", "/proc/scsi", "/sys/firmware"] {
+            let target = self.at(dir);
+            let data = Some("size=0");
+            self.push(optional(mount(
+                Some("tmpfs"),
+                target,
+                Some("tmpfs"),
+                MS_RDONLY,
+                data,
+            )));
+        }
     }
 
     /// The cell's own /tmp: a directory of the cell (not the host's /tmp, not memory), so a

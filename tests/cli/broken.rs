@@ -195,6 +195,26 @@ fn a_fifo_where_a_file_should_be_is_a_check_error_and_does_not_hang() {
 }
 
 #[test]
+fn a_link_into_the_kernels_files_is_a_check_error_at_once() {
+    for (lab, line) in [("kernel-link", 12), ("kernel-link-device", 10)] {
+        let started = std::time::Instant::now();
+        run(lab)
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "tests/labs/broken/{lab}.feature:{line}"
+            )))
+            .stderr(predicate::str::contains(
+                "a check does not follow links into the kernel's files",
+            ));
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "{lab} took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+#[test]
 fn under_github_actions_a_failure_is_an_annotation_on_its_line() {
     let reports = tempfile::tempdir().expect("temp dir");
     let step_summary = reports.path().join("step-summary.md");

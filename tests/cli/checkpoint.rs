@@ -22,7 +22,14 @@ fn steps(report: &Path) -> (Steps, serde_json::Value) {
     let mut out = Steps::new();
     for cell in record["cells"].as_array().expect("cells") {
         let id = cell["id"].to_string();
-        for step in cell["steps"].as_array().expect("steps") {
+        // Every step the cell ran: its own, and those a mistake cell replayed to reach its own.
+        let replayed = cell["replayed"].as_array().into_iter().flatten();
+        for step in cell["steps"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .chain(replayed)
+        {
             let artifacts = step["artifacts"]
                 .as_array()
                 .expect("artifacts")
