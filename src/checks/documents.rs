@@ -168,14 +168,20 @@ pub fn compile(code: &str) -> Result<(), CheckError> {
 }
 
 /// Runs a jq query on each document and concatenates the results, within
-/// [`QUERY_TIME_LIMIT`] and [`QUERY_MAX_RESULTS`].
+/// [`QUERY_TIME_LIMIT`] and [`QUERY_MAX_RESULTS`], and within the stack and memory bounds of
+/// [`super::jq`] (which says where it runs).
 pub fn query(docs: &[Value], code: &str) -> Result<Vec<Value>, CheckError> {
+    super::jq::run(docs, code)
+}
+
+/// Runs a query on a thread of this process, within [`QUERY_TIME_LIMIT`]: a query that never
+/// ends keeps its thread; the check is reported as an error meanwhile.
+pub(super) fn query_in_thread(docs: &[Value], code: &str) -> Result<Vec<Value>, CheckError> {
     let (tx, rx) = std::sync::mpsc::channel();
     let (docs, owned) = (docs.to_vec(), code.to_owned());
-    // A query that never ends keeps its thread; the check is reported as an error meanwhile.
     let spawned = std::thread::Builder::new()
         .name("jq".to_owned())
-        .stack_size(64 << 20)
+        .stack_size(super::jq::STACK)
         .spawn(move || {
             let _ = tx.send(query_unbounded(&docs, &owned));
         });
@@ -193,7 +199,7 @@ pub fn query(docs: &[Value], code: &str) -> Result<Vec<Value>, CheckError> {
     })
 }
 
-fn query_unbounded(docs: &[Value], code: &str) -> Result<Vec<Value>, CheckError> {
+pub(super) fn query_unbounded(docs: &[Value], code: &str) -> Result<Vec<Value>, CheckError> {
     use jaq_core::load::{Arena, File, Loader};
     use jaq_core::{Compiler, Ctx, Vars, data, unwrap_valr};
     use jaq_json::Val;

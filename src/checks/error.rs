@@ -20,6 +20,8 @@ pub enum CheckError {
     JqTimeout { query: String, limit: Duration },
     #[error("jq query {query:?} gave more than {max} results")]
     JqTooMany { query: String, max: usize },
+    #[error("jq query {query:?} went past {bound}")]
+    JqBound { query: String, bound: String },
     #[error("invalid regular expression /{pattern}/: {message}")]
     Regex { pattern: String, message: String },
     #[error("cannot read {path}: {source}")]

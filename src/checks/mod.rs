@@ -10,6 +10,7 @@ pub mod cluster;
 pub mod documents;
 mod error;
 mod files;
+pub mod jq;
 mod notes;
 pub mod oracle;
 

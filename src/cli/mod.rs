@@ -19,7 +19,18 @@ pub use args::{Cli, ClusterKind, Command, GradeArgs, MutateArgs, RunArgs, ToolsA
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
     crate::sandbox::unix::close_inherited_on_exec();
-    main_from(std::env::args_os())
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args
+        .get(1)
+        .is_some_and(|a| a == crate::checks::jq::WORKER_ARG)
+    {
+        return crate::checks::jq::serve();
+    }
+    // Queries run in workers of this binary, so that none can take the harness down.
+    if let Ok(exe) = std::env::current_exe() {
+        crate::checks::jq::use_workers(exe);
+    }
+    main_from(args)
 }
 
 /// Runs a command line given as arguments (the first is the program name).

@@ -215,6 +215,22 @@ fn a_link_into_the_kernels_files_is_a_check_error_at_once() {
 }
 
 #[test]
+fn a_jq_query_past_its_stack_or_memory_is_a_check_error_naming_the_bound() {
+    for (lab, bound) in [
+        ("jq-deep", "went past its stack of 64 MiB"),
+        ("jq-recursive", "went past its stack of 64 MiB"),
+        ("jq-memory", "went past its memory of 1024 MiB"),
+    ] {
+        run(lab)
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "tests/labs/broken/{lab}.feature:11: check error"
+            )))
+            .stderr(predicate::str::contains(bound));
+    }
+}
+
+#[test]
 fn under_github_actions_a_failure_is_an_annotation_on_its_line() {
     let reports = tempfile::tempdir().expect("temp dir");
     let step_summary = reports.path().join("step-summary.md");
