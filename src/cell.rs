@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::model::{Artifact, CellId, Lab, Transcript};
+use crate::model::{Artifact, CellId, Lab, StepCheck, Transcript};
 use crate::sandbox::Sandbox;
 
 /// The default timeout of one learner command.
@@ -37,6 +37,8 @@ pub struct Cell {
     /// The fixtures the cell's steps copied in, as found in the repository (checkpoints record
     /// their digests).
     fixtures: Mutex<Vec<PathBuf>>,
+    /// How each check a mistake's step lists judged the wrong answer, until the report takes it.
+    listed: Mutex<Vec<StepCheck>>,
 }
 
 /// What grading made of the current step's checks.
@@ -70,6 +72,7 @@ impl Cell {
             tally: Mutex::new(Tally::default()),
             seen: Mutex::new(HashMap::new()),
             fixtures: Mutex::new(Vec::new()),
+            listed: Mutex::new(Vec::new()),
         }
     }
 
@@ -108,6 +111,19 @@ impl Cell {
             .unwrap_or_else(|e| e.into_inner())
             .extend(fixtures.iter().cloned());
         self.mark_seen();
+    }
+
+    /// Records how the checks a mistake lists judged its wrong answer.
+    pub fn note_listed(&self, checks: Vec<StepCheck>) {
+        self.listed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(checks);
+    }
+
+    /// The listed checks' verdicts of the step that just ran.
+    pub fn take_listed(&self) -> Vec<StepCheck> {
+        std::mem::take(&mut *self.listed.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Counts a check evaluated in the current step.

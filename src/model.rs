@@ -261,6 +261,38 @@ pub struct StepCheck {
     /// The keyword and text, as written.
     pub text: String,
     pub verdict: Verdict,
+    /// A check a mistake lists (a line of its docstring), not a Gherkin step: `Failed` is this
+    /// check rejecting the wrong answer (with what it expected and found), `Passed` is it
+    /// letting the wrong answer through.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub listed: bool,
+}
+
+impl StepCheck {
+    /// What a check a mistake lists made of the wrong answer, for people.
+    pub fn rejection(&self, lang: Lang) -> String {
+        match &self.verdict {
+            Verdict::Failed(why) => format!(
+                "{} {}: {}\n{}",
+                lang.pick("line", "行"),
+                self.line,
+                lang.pick("rejects it", "不合格にする"),
+                why
+            ),
+            Verdict::Passed => format!(
+                "{} {}: {}",
+                lang.pick("line", "行"),
+                self.line,
+                lang.pick("does NOT reject it", "不合格にしない")
+            ),
+            Verdict::Skipped => format!(
+                "{} {}: {}",
+                lang.pick("line", "行"),
+                self.line,
+                lang.pick("not evaluated", "評価していない")
+            ),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -12,7 +12,7 @@ use super::compile::{Compiled, compile, compile_check};
 use super::prepare;
 use crate::cell::{Cell, DEFAULT_TIMEOUT};
 use crate::checks::{CheckError, Env, Failure, Fault};
-use crate::model::{Lang, Transcript};
+use crate::model::{Lang, StepCheck, Transcript, Verdict};
 
 /// What the scenario being run declares, captured by the runner's `before` hook.
 #[derive(Clone, Debug, Default)]
@@ -156,30 +156,44 @@ impl LabWorld {
         step: &gherkin::Step,
         listed: &[String],
     ) -> Result<(), StepFailure> {
-        let mut accepted = Vec::new();
-        for text in listed {
+        let (last, timeout) = (self.last.as_ref(), self.timeout());
+        let mut verdicts = Vec::new();
+        let lines = super::action::listed_with_lines(step);
+        for (text, (line, _)) in listed.iter().zip(lines) {
             let compiled =
                 compile_check(text, step).map_err(|e| StepFailure::Step(format!("{text}: {e}")))?;
-            let Action::Check(check) = compiled.action else {
-                return Err(StepFailure::Step(format!(
-                    "{text}: {}",
-                    lang.pick("not a check", "チェックではない")
-                )));
+            let check_lang = compiled.lang;
+            let result = match compiled.action {
+                Action::Check(check) => evaluate(cell, &check, check_lang, last, timeout).await,
+                Action::Eventually(check, wait) => {
+                    evaluate_within(cell, &check, check_lang, last, timeout, wait).await
+                }
+                _ => {
+                    return Err(StepFailure::Step(format!(
+                        "{text}: {}",
+                        lang.pick("not a check", "チェックではない")
+                    )));
+                }
             };
-            let result = evaluate(
-                cell,
-                &check,
-                compiled.lang,
-                self.last.as_ref(),
-                self.timeout(),
-            );
-            match result.await {
+            let verdict = match result {
                 // A check that could not be evaluated rejects nothing: a harness error.
-                Some(Err(Fault::Error(e))) => return Err(StepFailure::error(e, compiled.lang)),
-                Some(Err(Fault::Failed(_))) => {}
-                None | Some(Ok(())) => accepted.push(text.clone()),
-            }
+                Some(Err(Fault::Error(e))) => return Err(StepFailure::error(e, check_lang)),
+                Some(Err(Fault::Failed(f))) => Verdict::Failed(f.render(check_lang)),
+                None | Some(Ok(())) => Verdict::Passed,
+            };
+            verdicts.push(StepCheck {
+                line,
+                text: text.clone(),
+                verdict,
+                listed: true,
+            });
         }
+        let accepted: Vec<String> = verdicts
+            .iter()
+            .filter(|c| c.verdict == Verdict::Passed)
+            .map(|c| c.text.clone())
+            .collect();
+        cell.note_listed(verdicts);
         if accepted.is_empty() {
             return Ok(());
         }

@@ -90,15 +90,12 @@ pub(super) fn check_steps(
     for step in all_steps(feature) {
         check(step, &step.value, step.position.line, step.position.col);
         if [REJECTION.0, REJECTION.1].contains(&step.value.as_str()) {
-            for (i, line) in step.docstring.iter().flat_map(|d| d.lines()).enumerate() {
-                let l = line.trim();
-                if !l.is_empty() && !l.starts_with('#') {
-                    let then = gherkin::Step {
-                        ty: StepType::Then,
-                        ..step.clone()
-                    };
-                    check(&then, l, step.position.line + 2 + i, step.position.col + 2);
-                }
+            for (line, l) in crate::steps::action::listed_with_lines(step) {
+                let then = gherkin::Step {
+                    ty: StepType::Then,
+                    ..step.clone()
+                };
+                check(&then, &l, line, step.position.col + 2);
             }
         }
     }

@@ -153,15 +153,21 @@ impl Console {
                 outcome,
                 duration,
                 transcripts,
+                checks,
                 ..
             } => {
-                let path = record
-                    .cells
-                    .get(cell)
-                    .map(|c| c.lab.origin().display().to_string())
-                    .unwrap_or_default();
+                let (path, lang) = record.cells.get(cell).map_or_else(
+                    || (String::new(), crate::model::Lang::En),
+                    |c| (c.lab.origin().display().to_string(), c.lab.lang),
+                );
                 let name = format!("{cell} {}. {}", step.index, step.name);
                 self.step_finished(&name, outcome, *duration, transcripts, &path);
+                // A mistake: why its wrong answer was (or was not) rejected, check by check.
+                for check in checks.iter().filter(|c| c.listed) {
+                    for l in check.rejection(lang).lines() {
+                        say!(self, "      {l}");
+                    }
+                }
             }
             Event::CellFinished {
                 cell,

@@ -86,6 +86,16 @@ fn element(c: &CellRecord, s: &StepRecord, feature: Option<&gherkin::Feature>) -
         if let Some(doc) = &st.docstring {
             step["doc_string"] =
                 json!({"value": doc.trim_matches('\n'), "line": st.position.line + 1});
+            // A mistake's list: how each listed check judged the wrong answer.
+            let listed: Vec<String> = s
+                .checks
+                .iter()
+                .filter(|k| k.listed && k.line > st.position.line)
+                .map(|k| k.rejection(c.lab.lang))
+                .collect();
+            if !listed.is_empty() {
+                step["output"] = json!(listed);
+            }
         }
         steps.push(step);
     }

@@ -41,8 +41,17 @@ pub fn render(record: &Record) -> String {
             let mut case = TestCase::new(test_name(c, s), status);
             case.set_classname(c.lab.origin().display().to_string());
             case.set_time(s.duration);
-            if !s.outcome.is_pass() && !s.transcripts.is_empty() {
-                case.set_system_out(s.transcripts.iter().map(|t| t.render()).collect::<String>());
+            let mut out = String::new();
+            // A mistake: each listed check's verdict on the wrong answer.
+            for check in s.checks.iter().filter(|k| k.listed) {
+                out.push_str(&check.rejection(c.lab.lang));
+                out.push('\n');
+            }
+            if !s.outcome.is_pass() {
+                out.extend(s.transcripts.iter().map(|t| t.render()));
+            }
+            if !out.is_empty() {
+                case.set_system_out(out);
             }
             suite.add_test_case(case);
         }

@@ -272,6 +272,21 @@ fn entry_html(m: &Matrix, step: &LabStep, label: &str, origin: &str) -> String {
                 crate::model::Verdict::Failed(_) => "✘",
                 crate::model::Verdict::Skipped => "–",
             };
+            if c.listed {
+                // A check a mistake lists: rejecting the wrong answer is what it is there for.
+                let (mark, why) = match &c.verdict {
+                    crate::model::Verdict::Failed(why) => ("✔ rejects:", why.as_str()),
+                    crate::model::Verdict::Passed => ("✘ lets it through:", ""),
+                    crate::model::Verdict::Skipped => ("–", ""),
+                };
+                body.push_str(&format!(
+                    "<li class=\"listed\">{mark} <code>{}</code> (line {})<pre>{}</pre></li>",
+                    esc(&c.text),
+                    c.line,
+                    esc(why)
+                ));
+                continue;
+            }
             body.push_str(&format!(
                 "<li>{mark} <code>{}</code> (line {})</li>",
                 esc(&c.text),

@@ -63,7 +63,10 @@ impl Adapter {
             line: step.position.line,
             text: format!("{}{}", step.keyword, step.value),
             verdict,
+            listed: false,
         });
+        // A mistake's step: how each check it lists judged the wrong answer.
+        self.checks.extend(self.cell.take_listed());
     }
 
     fn scenario(&mut self, sc: &gherkin::Scenario, ev: &Scenario<LabWorld>) {

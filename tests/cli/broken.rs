@@ -179,7 +179,7 @@ fn a_mistake_named_by_a_check_that_does_not_compile_fails_the_run() {
             "tests/labs/broken/mistake-jq-syntax.feature:9:",
         ))
         .stderr(predicate::str::contains(
-            "tests/labs/broken/mistake-jq-syntax.feature:21:",
+            "tests/labs/broken/mistake-jq-syntax.feature:20:",
         ))
         .stderr(predicate::str::contains("invalid jq query \".mode |\""));
 }

@@ -244,3 +244,45 @@ fn checkpoints_stay_under_their_cap() {
     let state_json = std::fs::read_to_string(left[0].join("state.json")).expect("state");
     assert!(state_json.contains("\"step\": 3"), "{state_json}");
 }
+
+#[test]
+fn a_mistake_says_why_each_listed_check_rejected_it() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
+    let reports = tempfile::tempdir().expect("reports");
+    let out = labcheck(state.path())
+        .args(["run", CARRY, "--report-dir"])
+        .arg(reports.path())
+        .output()
+        .expect("labcheck runs");
+    assert_eq!(out.status.code(), Some(0));
+    // The console: which line rejected the wrong answer, and what it expected and found.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("line 60: rejects it"), "{stderr}");
+    assert!(stderr.contains("expected: exactly 7 lines"), "{stderr}");
+    // record.json: the mistake's step holds the listed check's own verdict.
+    let text = std::fs::read_to_string(reports.path().join("record.json")).expect("record");
+    let record: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let mistake = record["cells"]
+        .as_array()
+        .expect("cells")
+        .iter()
+        .find(|c| !c["id"]["mistake"].is_null())
+        .expect("the mistake's cell");
+    let listed: Vec<&serde_json::Value> = mistake["steps"][0]["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|c| c["listed"] == true)
+        .collect();
+    assert_eq!(listed.len(), 1, "{mistake}");
+    assert_eq!(listed[0]["line"], 60);
+    let why = listed[0]["verdict"]["Failed"]
+        .as_str()
+        .expect("a failed check");
+    assert!(why.contains("exactly 7 lines"), "{why}");
+    // JUnit and Cucumber JSON carry it too.
+    let junit = std::fs::read_to_string(reports.path().join("junit.xml")).expect("junit");
+    assert!(junit.contains("line 60: rejects it"), "{junit}");
+    let cucumber = std::fs::read_to_string(reports.path().join("cucumber.json")).expect("json");
+    assert!(cucumber.contains("line 60: rejects it"));
+}
