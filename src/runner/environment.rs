@@ -17,18 +17,33 @@ pub enum Needs {
     Cluster,
     /// A cluster and istioctl, once per Istio version of the matrix (`@istio`).
     Istio,
+    /// As [`Needs::Istio`], on a cluster with a live mesh: controllers, a simulated node and
+    /// istiod of the cell's version (`@mesh`, `@メッシュ`).
+    Mesh,
 }
 
 impl Needs {
     pub fn of(feature_tags: &[String]) -> Needs {
-        let has = |t: &str| feature_tags.iter().any(|x| x.trim_start_matches('@') == t);
-        if has("istio") {
+        use crate::lint::tags;
+        if tags::has(feature_tags, tags::MESH) {
+            Needs::Mesh
+        } else if tags::has(feature_tags, tags::ISTIO) {
             Needs::Istio
-        } else if has("kubernetes") {
+        } else if tags::has(feature_tags, tags::KUBERNETES) {
             Needs::Cluster
         } else {
             Needs::Sandbox
         }
+    }
+
+    /// Whether the lab runs once per Istio version, with that version's istioctl.
+    pub fn istio(self) -> bool {
+        matches!(self, Needs::Istio | Needs::Mesh)
+    }
+
+    /// Whether the lab's cells have a cluster.
+    pub fn cluster(self) -> bool {
+        self != Needs::Sandbox
     }
 }
 
@@ -50,6 +65,10 @@ pub struct Environment {
     pub kubernetes: Option<Tool>,
     /// istioctl by matrix label.
     pub istioctl: BTreeMap<String, Tool>,
+    /// What a live mesh runs (`@mesh` cells only): istiod by matrix label, and the controllers
+    /// and kwok, which every version shares.
+    pub pilot_discovery: BTreeMap<String, Tool>,
+    pub mesh: Vec<Tool>,
 }
 
 impl Environment {
@@ -60,22 +79,44 @@ impl Environment {
             kubectl: None,
             kubernetes: None,
             istioctl: BTreeMap::new(),
+            pilot_discovery: BTreeMap::new(),
+            mesh: Vec::new(),
         }
     }
 
     /// The tools a cell with `label` runs with.
     pub fn tools_for(&self, needs: Needs, label: &str) -> Vec<&Tool> {
         let mut tools = Vec::new();
-        if needs == Needs::Istio
+        if needs.istio()
             && let Some(t) = self.istioctl.get(label)
         {
             tools.push(t);
         }
-        if needs != Needs::Sandbox {
+        if needs.cluster() {
             tools.extend(self.kubectl.iter());
             tools.extend(self.kubernetes.iter());
         }
+        if needs == Needs::Mesh {
+            tools.extend(self.pilot_discovery.get(label));
+            tools.extend(self.mesh.iter());
+        }
         tools
+    }
+
+    /// The binaries of a live mesh for a cell with `label`, when all were resolved.
+    pub fn mesh_tools(&self, label: &str) -> Option<crate::cluster::MeshTools> {
+        let named = |name: &str| {
+            self.mesh
+                .iter()
+                .find(|t| t.name == name)
+                .map(|t| t.path.clone())
+        };
+        Some(crate::cluster::MeshTools {
+            kube_controller_manager: named("kube-controller-manager")?,
+            kube_scheduler: named("kube-scheduler")?,
+            kwok: named("kwok")?,
+            pilot_discovery: self.pilot_discovery.get(label)?.path.clone(),
+        })
     }
 
     /// The report's view of a cell's toolchain.
@@ -90,12 +131,21 @@ impl Environment {
     }
 }
 
-/// The tools a cell puts first on the learner's PATH, by name: all but the API server, which
-/// only the cluster runs.
+/// What only the cluster runs, never the learner.
+const CLUSTER_ONLY: &[&str] = &[
+    "kube-apiserver",
+    "pilot-discovery",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kwok",
+];
+
+/// The tools a cell puts first on the learner's PATH, by name: all but those only the cluster
+/// runs.
 pub fn learner_tools(tools: &[&Tool]) -> Vec<(String, PathBuf)> {
     tools
         .iter()
-        .filter(|t| t.name != "kube-apiserver")
+        .filter(|t| !CLUSTER_ONLY.contains(&t.name.as_str()))
         .map(|t| (t.name.clone(), t.path.clone()))
         .collect()
 }
