@@ -240,7 +240,7 @@ impl LocalCluster {
 }
 
 /// Polls `GET path` on `addr` inside the cell until the body contains `expect`.
-async fn wait_http(
+pub(super) async fn wait_http(
     network: &Network,
     addr: SocketAddr,
     path: &str,

@@ -547,6 +547,11 @@ pub struct NetworkCommands {
 }
 
 impl NetworkCommands {
+    /// The cell's network namespace.
+    pub fn network(&self) -> &Network {
+        &self.net
+    }
+
     /// A command in the cell's network namespace and control group that sees the host's files.
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(program);

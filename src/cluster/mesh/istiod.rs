@@ -22,6 +22,8 @@ use crate::sandbox::{NetworkCommands, unix};
 
 const NAMESPACE: &str = "istio-system";
 const SELECTOR: &str = "app=istiod";
+/// Where istiod answers its readiness probe (`/ready`, plain HTTP).
+pub const READY_PORT: u16 = 8080;
 
 /// What the watch needs.
 pub struct Watch {
@@ -138,6 +140,20 @@ async fn follow(w: Watch, running: Arc<Mutex<Option<Running>>>) {
     }
 }
 
+/// Whether an istiod Pod is Running now (a cell from a checkpoint taken after the lab installed
+/// Istio).
+pub async fn pod_running(client: &kube::Client) -> bool {
+    let api: Api<Pod> = Api::namespaced(client.clone(), NAMESPACE);
+    let params = kube::api::ListParams::default().labels(SELECTOR);
+    match api.list(&params).await {
+        Ok(list) => {
+            let pods: Vec<Arc<Pod>> = list.items.into_iter().map(Arc::new).collect();
+            choose(&pods, None).is_some()
+        }
+        Err(_) => false,
+    }
+}
+
 /// The Pod istiod should run as: the current one while it stays Running, else the oldest
 /// Running one with an IP that is not being deleted.
 fn choose(pods: &[Arc<Pod>], current: Option<&AsPod>) -> Option<AsPod> {
@@ -205,8 +221,8 @@ async fn start(w: &Watch, pod: &AsPod) -> Result<tokio::process::Child, String> 
         .env("ISTIOD_CUSTOM_HOST", format!("istiod.{NAMESPACE}.svc"))
         .arg("discovery")
         .arg(format!("--kubeconfig={}", w.kubeconfig.display()))
+        .arg(format!("--httpAddr=:{READY_PORT}"))
         .args([
-            "--httpAddr=:8080",
             "--monitoringAddr=:15014",
             "--grpcAddr=:15010",
             "--secureGRPCAddr=:15012",

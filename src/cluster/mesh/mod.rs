@@ -36,6 +36,8 @@ pub const NODE_IP: Ipv4Addr = Ipv4Addr::new(10, 244, 255, 1);
 pub const POD_CIDR: &str = "10.244.0.0/24";
 /// How long the simulated node may take to become Ready.
 const NODE_READY: Duration = Duration::from_secs(30);
+/// How long istiod may take to answer once its Pod runs.
+const ISTIOD_READY: Duration = Duration::from_secs(60);
 
 /// The API server's flags for a live mesh, beyond the local cluster's: `pods/portforward` (how
 /// istioctl reaches istiod) dials the node's InternalIP.
@@ -172,6 +174,7 @@ pub async fn start(s: Start<'_>) -> Result<Mesh, ClusterError> {
             detail: format!("{detail}\n{}", super::local::tail(&s.dir.join("kwok.log"))),
         });
     }
+    let restored_istiod = istiod::pod_running(s.client).await;
     mesh.istiod = Some(istiod::Istiod::watch(istiod::Watch {
         client: s.client.clone(),
         commands: s.commands.clone(),
@@ -180,6 +183,24 @@ pub async fn start(s: Start<'_>) -> Result<Mesh, ClusterError> {
         dir: s.dir.to_owned(),
         keep: s.keep,
     }));
+    // A cell from a checkpoint whose lab had installed Istio starts as ready as the checkpointed
+    // one was: with istiod answering.
+    if restored_istiod {
+        let ready = std::net::SocketAddr::from(([127, 0, 0, 1], istiod::READY_PORT));
+        let network = s.commands.network();
+        if let Err(detail) =
+            super::local::wait_http(network, ready, "/ready", " 200 ", ISTIOD_READY).await
+        {
+            return Err(ClusterError::NotReady {
+                what: "istiod (restored)".into(),
+                waited: ISTIOD_READY.as_secs(),
+                detail: format!(
+                    "{detail}\n{}",
+                    super::local::tail(&s.dir.join("istiod.log"))
+                ),
+            });
+        }
+    }
     Ok(mesh)
 }
 
