@@ -149,3 +149,67 @@ pub fn learner_tools(tools: &[&Tool]) -> Vec<(String, PathBuf)> {
         .map(|t| (t.name.clone(), t.path.clone()))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str) -> Tool {
+        Tool {
+            name: name.to_owned(),
+            version: "v1".to_owned(),
+            source: "cache".to_owned(),
+            path: PathBuf::from(format!("/cache/{name}")),
+        }
+    }
+
+    fn tags(t: &[&str]) -> Vec<String> {
+        t.iter().map(|t| format!("@{t}")).collect()
+    }
+
+    #[test]
+    fn mesh_implies_istio_in_both_languages() {
+        assert_eq!(Needs::of(&tags(&["mesh"])), Needs::Mesh);
+        assert_eq!(Needs::of(&tags(&["メッシュ"])), Needs::Mesh);
+        assert_eq!(Needs::of(&tags(&["istio", "mesh"])), Needs::Mesh);
+        assert_eq!(Needs::of(&tags(&["istio"])), Needs::Istio);
+        assert_eq!(Needs::of(&tags(&["kubernetes"])), Needs::Cluster);
+        assert_eq!(Needs::of(&tags(&[])), Needs::Sandbox);
+        assert!(Needs::Mesh.istio() && Needs::Istio.istio() && !Needs::Cluster.istio());
+    }
+
+    #[test]
+    fn only_a_mesh_cell_runs_the_mesh_tools_and_the_learner_gets_none() {
+        let mut env = Environment::sandbox_only();
+        env.istioctl.insert("1.31".into(), tool("istioctl"));
+        env.kubectl = Some(tool("kubectl"));
+        env.kubernetes = Some(tool("kube-apiserver"));
+        env.pilot_discovery
+            .insert("1.31".into(), tool("pilot-discovery"));
+        env.mesh = ["kube-controller-manager", "kube-scheduler", "kwok"]
+            .map(tool)
+            .to_vec();
+        let names = |needs| -> Vec<String> {
+            env.tools_for(needs, "1.31")
+                .iter()
+                .map(|t| t.name.clone())
+                .collect()
+        };
+        assert_eq!(
+            names(Needs::Istio),
+            ["istioctl", "kubectl", "kube-apiserver"]
+        );
+        assert_eq!(names(Needs::Mesh).len(), 7);
+        let learner: Vec<String> = learner_tools(&env.tools_for(Needs::Mesh, "1.31"))
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(learner, ["istioctl", "kubectl"]);
+        let mesh = env.mesh_tools("1.31").expect("all resolved");
+        assert_eq!(
+            mesh.pilot_discovery,
+            PathBuf::from("/cache/pilot-discovery")
+        );
+        assert!(env.mesh_tools("1.30").is_none(), "no istiod for 1.30");
+    }
+}
