@@ -171,3 +171,45 @@ fn sigterm_ends_a_mesh_cell_with_istiod_running() {
     assert_eq!(code, Some(143), "{output}");
     assert_nothing_left(state.path(), run);
 }
+
+#[test]
+fn a_mesh_cell_from_a_checkpoint_runs_its_own_controllers_kwok_and_istiod() {
+    use crate::author::{Down, labcheck};
+    use predicates::prelude::*;
+
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let _down = Down(state.path());
+    let reports = tempfile::tempdir().expect("reports");
+    let lab = "tests/labs/mesh/live.feature";
+    let run = |step: &str| {
+        labcheck(state.path())
+            .args([
+                "run",
+                lab,
+                "--istio",
+                "1.31",
+                "--step",
+                step,
+                "--report-dir",
+            ])
+            .arg(reports.path())
+            .assert()
+    };
+    run("2").code(0);
+    labcheck(state.path())
+        .args(["down", "--all"])
+        .assert()
+        .code(0);
+    // Step 3 needs istiod: the new cell starts from step 2's etcd with processes of its own.
+    run("3")
+        .code(0)
+        .stderr(predicate::str::contains("from the checkpoint of step 2"));
+    let cells: Vec<std::path::PathBuf> = std::fs::read_dir(state.path().join("cells"))
+        .expect("cells")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(cells.len(), 1, "{cells:?}");
+    let istiod = std::fs::read_to_string(cells[0].join("cluster/istiod.log")).expect("istiod.log");
+    assert!(istiod.contains("pilot-discovery starts as Pod"), "{istiod}");
+}

@@ -1,5 +1,5 @@
 //! kwok as the kubelet of the cell's one simulated node: its configuration (the stages kwokctl
-//! gives it, and a port-forward of `istio-system`'s Pods to the cell's istiod process), its flags,
+//! gives it, one of labcheck's that keeps Pod IPs across a restart, and a port-forward of `istio-system`'s Pods to the cell's istiod process), its flags,
 //! and the Node it manages, registered with the cluster's Kubernetes version as its kubelet's.
 
 use std::path::Path;
@@ -18,13 +18,46 @@ const NODE_PORT: u16 = 10250;
 /// kwok v0.8.0's own stages: node initialize and heartbeat with lease, Pod ready, complete and
 /// delete. Run standalone, kwok has none (it exits "no stages found").
 const STAGES: &str = include_str!("kwok-stages.yaml");
+/// A stage of labcheck's beside kwok's: a Running Pod that kept its IP across a restart of kwok
+/// (a cell from a checkpoint) has that IP marked used before kwok gives out new ones, as a
+/// kubelet's network plugin keeps its allocations. It patches nothing (the status it renders is
+/// the Pod's own IP, so kwok skips the patch); its selector leaves out what kwok's stages act on
+/// (Pending Pods, Pods being deleted, Running Pods of Jobs).
+const KEEP_POD_IPS: &str = r#"apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-ip-kept
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values:
+      - 'Running'
+    - key: '.status.podIP'
+      operator: 'Exists'
+    - key: '.metadata.ownerReferences.[].kind'
+      operator: 'NotIn'
+      values:
+      - 'Job'
+  next:
+    statusTemplate: |
+      podIP: {{ .status.podIP | Quote }}
+"#;
 /// istiod's ports (xDS plaintext and TLS, monitoring, webhooks, debug): a port-forward to an
 /// `istio-system` Pod on one of them reaches the cell's istiod, which listens on all addresses.
 const ISTIOD_PORTS: [u16; 5] = [15010, 15012, 15014, 15017, 8080];
 
-/// kwok's configuration file: its stages, then the port-forward rule.
+/// kwok's configuration file: its stages and labcheck's, then the port-forward rule.
 pub fn config() -> String {
     let mut text = STAGES.trim_end().to_owned();
+    text.push_str("\n---\n");
+    text.push_str(KEEP_POD_IPS.trim_end());
     text.push_str(
         "\n---\nkind: ClusterPortForward\napiVersion: kwok.x-k8s.io/v1alpha1\n\
          metadata: {name: istiod}\nspec:\n  selector: {matchNamespaces: [istio-system]}\n  \
@@ -128,11 +161,18 @@ mod tests {
         let docs: Vec<serde_json::Value> =
             serde_saphyr::from_multiple(&config).expect("kwok's config is YAML");
         let kinds: Vec<&str> = docs.iter().filter_map(|d| d["kind"].as_str()).collect();
+        let stages = |name: &str| {
+            docs.iter()
+                .filter(|d| d["kind"] == "Stage" && d["metadata"]["name"] == name)
+                .count()
+        };
+        // kwok's five, and labcheck's that keeps Pod IPs across a restart.
         assert_eq!(
             kinds.iter().filter(|k| **k == "Stage").count(),
-            5,
+            6,
             "{kinds:?}"
         );
+        assert_eq!((stages("pod-ready"), stages("pod-ip-kept")), (1, 1));
         assert_eq!(kinds.last(), Some(&"ClusterPortForward"));
         let forwards = &docs[docs.len() - 1]["spec"]["forwards"];
         assert_eq!(forwards.as_array().map(Vec::len), Some(ISTIOD_PORTS.len()));
