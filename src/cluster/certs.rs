@@ -1,5 +1,6 @@
 //! The local cluster's PKI, made in-process: a CA, the API server's serving certificate, an admin
-//! client certificate (`O=system:masters`) and the service-account signing key.
+//! client certificate (`O=system:masters`) and the service-account signing key; for a live mesh,
+//! the serving certificate of a simulated node's kubelet API.
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +13,8 @@ use rcgen::{
 #[derive(Clone, Debug)]
 pub struct Pki {
     pub ca_cert: PathBuf,
+    /// The CA's key: a live mesh's controller-manager signs certificate requests with it.
+    pub ca_key: PathBuf,
     pub server_cert: PathBuf,
     pub server_key: PathBuf,
     pub admin_cert: PathBuf,
@@ -25,6 +28,7 @@ impl Pki {
     pub fn existing(dir: &Path) -> Pki {
         Pki {
             ca_cert: dir.join("ca.crt"),
+            ca_key: dir.join("ca.key"),
             server_cert: dir.join("apiserver.crt"),
             server_key: dir.join("apiserver.key"),
             admin_cert: dir.join("admin.crt"),
@@ -59,6 +63,7 @@ pub fn write(dir: &Path) -> Result<Pki, String> {
         KeyUsagePurpose::DigitalSignature,
     ];
     let ca_cert = ca.self_signed(&ca_key).map_err(err)?;
+    let ca_key_pem = ca_key.serialize_pem();
     let issuer = Issuer::new(ca, ca_key);
 
     let server_key = KeyPair::generate().map_err(err)?;
@@ -90,6 +95,7 @@ pub fn write(dir: &Path) -> Result<Pki, String> {
     let pki = Pki::existing(dir);
     let files = [
         (&pki.ca_cert, ca_cert.pem()),
+        (&pki.ca_key, ca_key_pem),
         (&pki.server_cert, server_cert.pem()),
         (&pki.server_key, server_key.serialize_pem()),
         (&pki.admin_cert, admin_cert.pem()),
@@ -101,4 +107,29 @@ pub fn write(dir: &Path) -> Result<Pki, String> {
         std::fs::write(path, pem).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(pki)
+}
+
+/// Writes a self-signed serving certificate and key for a simulated node's kubelet API at `ip`
+/// into `dir` (`<name>.crt`, `<name>.key`); returns their paths. The API server does not verify
+/// kubelets' certificates (no `--kubelet-certificate-authority`), as on a kubeadm cluster.
+pub fn node_serving(
+    dir: &Path,
+    name: &str,
+    ip: std::net::IpAddr,
+) -> Result<(PathBuf, PathBuf), String> {
+    let err = |e: rcgen::Error| format!("cannot make the certificate of node {name}: {e}");
+    let key = KeyPair::generate().map_err(err)?;
+    let mut params = CertificateParams::new(vec![name.to_owned()]).map_err(err)?;
+    params.subject_alt_names.push(SanType::IpAddress(ip));
+    params.distinguished_name = self::name(name, None);
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    let cert = params.self_signed(&key).map_err(err)?;
+    let (cert_path, key_path) = (
+        dir.join(format!("{name}.crt")),
+        dir.join(format!("{name}.key")),
+    );
+    for (path, pem) in [(&cert_path, cert.pem()), (&key_path, key.serialize_pem())] {
+        std::fs::write(path, pem).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok((cert_path, key_path))
 }

@@ -1,14 +1,15 @@
 //! The `local` backend: etcd and kube-apiserver started inside the cell's network namespace
 //! (only `lo`: nothing leaves the machine; fixed ports can't collide between cells), with
 //! certificates made in-process. Exactly the lab environment: an API server, no nodes, no
-//! controllers, no istiod.
+//! controllers, no istiod — unless the lab asks for a live mesh ([`super::mesh`]), which this
+//! cluster then carries.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use super::{ClusterError, certs, kubeconfig};
+use super::{ClusterError, certs, kubeconfig, mesh};
 use crate::sandbox::{Network, Sandbox, unix};
 
 pub const ETCD_PORT: u16 = 2379;
@@ -30,6 +31,8 @@ pub struct LocalCluster {
     pub dir: PathBuf,
     /// A kept cell's cluster outlives the harness.
     pub keep: bool,
+    /// The live mesh on this cluster (`@mesh` labs), once started.
+    pub mesh: Option<mesh::Mesh>,
 }
 
 impl Drop for LocalCluster {
@@ -45,7 +48,7 @@ impl Drop for LocalCluster {
     }
 }
 
-fn log_file(dir: &Path, name: &str) -> Result<(Stdio, Stdio), ClusterError> {
+pub(super) fn log_file(dir: &Path, name: &str) -> Result<(Stdio, Stdio), ClusterError> {
     let path = dir.join(format!("{name}.log"));
     let f = std::fs::File::create(&path)
         .map_err(|e| ClusterError::Io(format!("cannot create {}: {e}", path.display())))?;
@@ -53,20 +56,29 @@ fn log_file(dir: &Path, name: &str) -> Result<(Stdio, Stdio), ClusterError> {
     Ok((Stdio::from(f), Stdio::from(g)))
 }
 
-fn tail(path: &Path) -> String {
+pub(super) fn tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(8)..].join("\n")
 }
 
 /// Starts etcd and kube-apiserver in the sandbox's network and writes the learner's kubeconfig
-/// to `learner_kubeconfig`. Returns the processes, the PKI and the address inside the cell.
+/// to `learner_kubeconfig`. Returns the processes, the PKI and the address inside the cell. For
+/// a live mesh (`mesh`), the cell's network gets its interface first and the API server the
+/// flags the mesh needs.
 pub async fn start(
     sandbox: &Sandbox,
     tools: &LocalTools,
     dir: &Path,
     learner_kubeconfig: &Path,
+    mesh: bool,
 ) -> Result<(LocalCluster, certs::Pki), ClusterError> {
+    if mesh {
+        let commands = sandbox
+            .network_commands()
+            .map_err(|e| ClusterError::Io(e.to_string()))?;
+        mesh::network(&commands).await?;
+    }
     let pki = certs::write(&dir.join("pki")).map_err(ClusterError::Io)?;
     let etcd_url = format!("http://127.0.0.1:{ETCD_PORT}");
     let (out, err) = log_file(dir, "etcd")?;
@@ -127,7 +139,6 @@ pub async fn start(
             "--enable-aggregator-routing=true".into(),
             "--endpoint-reconciler-type=none".into(),
             "--allow-privileged=true".into(),
-            "--disable-admission-plugins=ServiceAccount".into(),
             "--authorization-mode=RBAC".into(),
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
             format!("--service-account-key-file={}", p(&pki.sa_pub)),
@@ -139,6 +150,7 @@ pub async fn start(
             "--watch-cache=false".into(),
             "--profiling=false".into(),
         ])
+        .args(apiserver_profile_flags(mesh))
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
@@ -164,9 +176,23 @@ pub async fn start(
             apiserver,
             dir: dir.to_owned(),
             keep: sandbox.keeps(),
+            mesh: None,
         },
         pki,
     ))
+}
+
+/// The API server's flags that differ between a plain cluster and one with a live mesh: a plain
+/// one has no controllers to make service accounts, so Pods are not made to name one.
+fn apiserver_profile_flags(mesh: bool) -> Vec<String> {
+    if mesh {
+        mesh::APISERVER_FLAGS
+            .iter()
+            .map(|f| f.to_string())
+            .collect()
+    } else {
+        vec!["--disable-admission-plugins=ServiceAccount".to_owned()]
+    }
 }
 
 impl LocalCluster {
@@ -175,8 +201,11 @@ impl LocalCluster {
         tail(&self.dir.join("kube-apiserver.log"))
     }
 
-    /// Stops both processes: SIGTERM, a grace period, SIGKILL.
+    /// Stops the live mesh, then both processes: SIGTERM, a grace period, SIGKILL.
     pub async fn stop(&mut self) {
+        if let Some(mesh) = self.mesh.as_mut() {
+            mesh.stop().await;
+        }
         for child in [&mut self.apiserver, &mut self.etcd] {
             if let Some(pid) = child.id() {
                 unix::kill_group(pid as i32, libc::SIGTERM);
@@ -201,15 +230,17 @@ impl LocalCluster {
 
     /// The pids, for a kept cell's record.
     pub fn pids(&self) -> Vec<u32> {
+        let mesh = self.mesh.iter().flat_map(mesh::Mesh::pids);
         [self.etcd.id(), self.apiserver.id()]
             .into_iter()
             .flatten()
+            .chain(mesh)
             .collect()
     }
 }
 
 /// Polls `GET path` on `addr` inside the cell until the body contains `expect`.
-async fn wait_http(
+pub(super) async fn wait_http(
     network: &Network,
     addr: SocketAddr,
     path: &str,

@@ -2,6 +2,8 @@
 //! kube-apiserver inside the cell, the default), [`Existing`] (a named kubeconfig context, only
 //! when explicitly allowed) and [`Kind`] (a kind cluster per cell). A started [`Cluster`] gives the
 //! learner a kubeconfig inside the cell and the harness a kube-rs client; [`checks`] grades it.
+//! A local cluster can carry a live mesh ([`mesh`]: controllers, a simulated node, istiod) for
+//! `@mesh` labs.
 
 mod certs;
 pub mod checks;
@@ -9,6 +11,7 @@ pub mod forward;
 pub mod kind;
 pub mod kubeconfig;
 pub mod local;
+pub mod mesh;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -17,6 +20,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use crate::sandbox::Sandbox;
 pub use local::LocalTools;
+pub use mesh::MeshTools;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
@@ -40,6 +44,10 @@ pub enum ClusterError {
     ExistingNotAllowed { context: String },
     #[error("{command}: {message}")]
     Command { command: String, message: String },
+    #[error(
+        "a live mesh (@mesh) runs only on the local backend, and this cell's cluster is {backend}"
+    )]
+    MeshNeedsLocal { backend: &'static str },
     #[error("{0}")]
     Io(String),
 }
@@ -53,6 +61,8 @@ pub struct CellEnv<'a> {
     pub kubeconfig: PathBuf,
     /// A name unique to the cell, for backends that name clusters.
     pub name: String,
+    /// A live mesh on the cluster (`@mesh` labs; the local backend only).
+    pub mesh: Option<MeshTools>,
 }
 
 /// A backend: starts (or attaches to) a cluster for one cell.
@@ -141,6 +151,16 @@ impl Cluster {
         }
     }
 
+    /// The logs of a live mesh's processes, for a failed cell's report; none without a mesh.
+    pub fn mesh_logs(&self) -> Vec<PathBuf> {
+        match &self.inner {
+            Inner::Local { processes, .. } => {
+                processes.mesh.iter().flat_map(mesh::Mesh::logs).collect()
+            }
+            Inner::Existing | Inner::Kind { .. } => Vec::new(),
+        }
+    }
+
     /// Pids of processes that belong to the cluster (kept cells record them).
     pub fn pids(&self) -> Vec<u32> {
         match &self.inner {
@@ -176,8 +196,9 @@ impl ClusterBackend for Local {
         if let Some(t) = template.as_ref().filter(|t| !bootstrapped && t.exists()) {
             bootstrapped = crate::sandbox::tree::copy(t, &data).await.is_ok();
         }
+        let mesh = env.mesh.is_some();
         let (mut processes, pki) =
-            local::start(env.sandbox, &self.tools, &env.dir, &env.kubeconfig).await?;
+            local::start(env.sandbox, &self.tools, &env.dir, &env.kubeconfig, mesh).await?;
         let (client, forward) =
             match forward_client(env.sandbox, &pki, &env.dir.join("host-kubeconfig")).await {
                 Ok(c) => c,
@@ -207,6 +228,15 @@ impl ClusterBackend for Local {
         {
             local::save_template(&etcd, t).await;
         }
+        if let Some(tools) = &env.mesh {
+            match start_mesh(env, tools, &pki, &client, &version).await {
+                Ok(m) => processes.mesh = Some(m),
+                Err(e) => {
+                    processes.stop().await;
+                    return Err(e);
+                }
+            }
+        }
         Ok(Cluster {
             client,
             version,
@@ -217,6 +247,30 @@ impl ClusterBackend for Local {
             },
         })
     }
+}
+
+/// Starts a live mesh on a local cluster that is ready.
+async fn start_mesh(
+    env: &CellEnv<'_>,
+    tools: &MeshTools,
+    pki: &certs::Pki,
+    client: &kube::Client,
+    version: &str,
+) -> Result<mesh::Mesh, ClusterError> {
+    let commands = env
+        .sandbox
+        .network_commands()
+        .map_err(|e| ClusterError::Io(e.to_string()))?;
+    mesh::start(mesh::Start {
+        commands: &commands,
+        tools,
+        dir: &env.dir,
+        pki,
+        client,
+        version,
+        keep: env.sandbox.keeps(),
+    })
+    .await
 }
 
 /// An existing cluster: a named context of a kubeconfig. Labs mutate clusters, so it must be
@@ -313,6 +367,11 @@ impl Backend {
     }
 
     pub async fn start(&self, env: &CellEnv<'_>) -> Result<Cluster, ClusterError> {
+        if env.mesh.is_some() && !matches!(self, Backend::Local(_)) {
+            return Err(ClusterError::MeshNeedsLocal {
+                backend: self.name(),
+            });
+        }
         match self {
             Backend::Local(b) => b.start(env).await,
             Backend::Existing(b) => b.start(env).await,

@@ -65,6 +65,11 @@ pub mod tags {
     /// Feature tags that raise a cell's limits (`@memory=8GiB`, `@pids=8192`).
     pub const MEMORY: &[&str] = &["memory=", "メモリ="];
     pub const PIDS: &[&str] = &["pids=", "プロセス数="];
+    /// Feature tags that say what a lab's cells need: a cluster, Istio's matrix, a live mesh
+    /// (which implies `@istio`).
+    pub const KUBERNETES: &[&str] = &["kubernetes"];
+    pub const ISTIO: &[&str] = &["istio"];
+    pub const MESH: &[&str] = &["mesh", "メッシュ"];
 
     /// Whether `tags` holds one of `names`.
     pub fn has(tags: &[String], names: &[&str]) -> bool {

@@ -1,5 +1,5 @@
 //! Problems of a lab's shape: a lab or step that grades nothing, outlines, mistakes naming checks
-//! the lab does not make by then, limit tags that are no number.
+//! the lab does not make by then, limit tags that are no number, Feature tags on a Scenario.
 
 use std::path::Path;
 
@@ -71,6 +71,17 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem>
     for sc in scenarios {
         let mistake = tags::has(&sc.tags, tags::MISTAKE);
         let at = (sc.position.line, sc.position.col);
+        if tags::has(&sc.tags, tags::MESH) {
+            problems.push(problem(
+                at.0,
+                at.1,
+                format!(
+                    "@mesh is a Feature tag: the Scenario {:?} shares its lab's cell and cluster",
+                    sc.name
+                ),
+                "tag the Feature @mesh (or @メッシュ): every step of the lab then runs on a live mesh",
+            ));
+        }
         if !sc.examples.is_empty() {
             problems.push(problem(
                 at.0,
@@ -134,4 +145,29 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem>
         }
     }
     problems
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    fn lint(text: &str) -> Vec<super::Problem> {
+        let path = Path::new("x.feature");
+        crate::lint::lint_text(path, path, text)
+            .err()
+            .unwrap_or_default()
+    }
+
+    const STEP: &str = "    When the learner runs:\n      \"\"\"\n      true\n      \"\"\"\n    \
+                        Then the last command should succeed\n";
+
+    #[test]
+    fn mesh_is_a_feature_tag() {
+        assert!(lint(&format!("@mesh\nFeature: x\n  Scenario: y\n{STEP}")).is_empty());
+        assert!(lint(&format!("@メッシュ\nFeature: x\n  Scenario: y\n{STEP}")).is_empty());
+        let p = lint(&format!("Feature: x\n  @mesh\n  Scenario: y\n{STEP}"));
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].line, 3);
+        assert!(p[0].message.contains("@mesh is a Feature tag"), "{p:?}");
+    }
 }

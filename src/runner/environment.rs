@@ -17,18 +17,33 @@ pub enum Needs {
     Cluster,
     /// A cluster and istioctl, once per Istio version of the matrix (`@istio`).
     Istio,
+    /// As [`Needs::Istio`], on a cluster with a live mesh: controllers, a simulated node and
+    /// istiod of the cell's version (`@mesh`, `@メッシュ`).
+    Mesh,
 }
 
 impl Needs {
     pub fn of(feature_tags: &[String]) -> Needs {
-        let has = |t: &str| feature_tags.iter().any(|x| x.trim_start_matches('@') == t);
-        if has("istio") {
+        use crate::lint::tags;
+        if tags::has(feature_tags, tags::MESH) {
+            Needs::Mesh
+        } else if tags::has(feature_tags, tags::ISTIO) {
             Needs::Istio
-        } else if has("kubernetes") {
+        } else if tags::has(feature_tags, tags::KUBERNETES) {
             Needs::Cluster
         } else {
             Needs::Sandbox
         }
+    }
+
+    /// Whether the lab runs once per Istio version, with that version's istioctl.
+    pub fn istio(self) -> bool {
+        matches!(self, Needs::Istio | Needs::Mesh)
+    }
+
+    /// Whether the lab's cells have a cluster.
+    pub fn cluster(self) -> bool {
+        self != Needs::Sandbox
     }
 }
 
@@ -50,6 +65,10 @@ pub struct Environment {
     pub kubernetes: Option<Tool>,
     /// istioctl by matrix label.
     pub istioctl: BTreeMap<String, Tool>,
+    /// What a live mesh runs (`@mesh` cells only): istiod by matrix label, and the controllers
+    /// and kwok, which every version shares.
+    pub pilot_discovery: BTreeMap<String, Tool>,
+    pub mesh: Vec<Tool>,
 }
 
 impl Environment {
@@ -60,22 +79,44 @@ impl Environment {
             kubectl: None,
             kubernetes: None,
             istioctl: BTreeMap::new(),
+            pilot_discovery: BTreeMap::new(),
+            mesh: Vec::new(),
         }
     }
 
     /// The tools a cell with `label` runs with.
     pub fn tools_for(&self, needs: Needs, label: &str) -> Vec<&Tool> {
         let mut tools = Vec::new();
-        if needs == Needs::Istio
+        if needs.istio()
             && let Some(t) = self.istioctl.get(label)
         {
             tools.push(t);
         }
-        if needs != Needs::Sandbox {
+        if needs.cluster() {
             tools.extend(self.kubectl.iter());
             tools.extend(self.kubernetes.iter());
         }
+        if needs == Needs::Mesh {
+            tools.extend(self.pilot_discovery.get(label));
+            tools.extend(self.mesh.iter());
+        }
         tools
+    }
+
+    /// The binaries of a live mesh for a cell with `label`, when all were resolved.
+    pub fn mesh_tools(&self, label: &str) -> Option<crate::cluster::MeshTools> {
+        let named = |name: &str| {
+            self.mesh
+                .iter()
+                .find(|t| t.name == name)
+                .map(|t| t.path.clone())
+        };
+        Some(crate::cluster::MeshTools {
+            kube_controller_manager: named("kube-controller-manager")?,
+            kube_scheduler: named("kube-scheduler")?,
+            kwok: named("kwok")?,
+            pilot_discovery: self.pilot_discovery.get(label)?.path.clone(),
+        })
     }
 
     /// The report's view of a cell's toolchain.
@@ -90,12 +131,85 @@ impl Environment {
     }
 }
 
-/// The tools a cell puts first on the learner's PATH, by name: all but the API server, which
-/// only the cluster runs.
+/// What only the cluster runs, never the learner.
+const CLUSTER_ONLY: &[&str] = &[
+    "kube-apiserver",
+    "pilot-discovery",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kwok",
+];
+
+/// The tools a cell puts first on the learner's PATH, by name: all but those only the cluster
+/// runs.
 pub fn learner_tools(tools: &[&Tool]) -> Vec<(String, PathBuf)> {
     tools
         .iter()
-        .filter(|t| t.name != "kube-apiserver")
+        .filter(|t| !CLUSTER_ONLY.contains(&t.name.as_str()))
         .map(|t| (t.name.clone(), t.path.clone()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str) -> Tool {
+        Tool {
+            name: name.to_owned(),
+            version: "v1".to_owned(),
+            source: "cache".to_owned(),
+            path: PathBuf::from(format!("/cache/{name}")),
+        }
+    }
+
+    fn tags(t: &[&str]) -> Vec<String> {
+        t.iter().map(|t| format!("@{t}")).collect()
+    }
+
+    #[test]
+    fn mesh_implies_istio_in_both_languages() {
+        assert_eq!(Needs::of(&tags(&["mesh"])), Needs::Mesh);
+        assert_eq!(Needs::of(&tags(&["メッシュ"])), Needs::Mesh);
+        assert_eq!(Needs::of(&tags(&["istio", "mesh"])), Needs::Mesh);
+        assert_eq!(Needs::of(&tags(&["istio"])), Needs::Istio);
+        assert_eq!(Needs::of(&tags(&["kubernetes"])), Needs::Cluster);
+        assert_eq!(Needs::of(&tags(&[])), Needs::Sandbox);
+        assert!(Needs::Mesh.istio() && Needs::Istio.istio() && !Needs::Cluster.istio());
+    }
+
+    #[test]
+    fn only_a_mesh_cell_runs_the_mesh_tools_and_the_learner_gets_none() {
+        let mut env = Environment::sandbox_only();
+        env.istioctl.insert("1.31".into(), tool("istioctl"));
+        env.kubectl = Some(tool("kubectl"));
+        env.kubernetes = Some(tool("kube-apiserver"));
+        env.pilot_discovery
+            .insert("1.31".into(), tool("pilot-discovery"));
+        env.mesh = ["kube-controller-manager", "kube-scheduler", "kwok"]
+            .map(tool)
+            .to_vec();
+        let names = |needs| -> Vec<String> {
+            env.tools_for(needs, "1.31")
+                .iter()
+                .map(|t| t.name.clone())
+                .collect()
+        };
+        assert_eq!(
+            names(Needs::Istio),
+            ["istioctl", "kubectl", "kube-apiserver"]
+        );
+        assert_eq!(names(Needs::Mesh).len(), 7);
+        let learner: Vec<String> = learner_tools(&env.tools_for(Needs::Mesh, "1.31"))
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(learner, ["istioctl", "kubectl"]);
+        let mesh = env.mesh_tools("1.31").expect("all resolved");
+        assert_eq!(
+            mesh.pilot_discovery,
+            PathBuf::from("/cache/pilot-discovery")
+        );
+        assert!(env.mesh_tools("1.30").is_none(), "no istiod for 1.30");
+    }
 }

@@ -91,7 +91,7 @@ pub async fn grade(
             let sandbox = Sandbox::create(&dir, options).await?;
             let client = match plan.needs {
                 Needs::Sandbox => None,
-                Needs::Cluster | Needs::Istio => {
+                Needs::Cluster | Needs::Istio | Needs::Mesh => {
                     Some(learner_client(kubeconfig.as_deref(), context.as_deref()).await?)
                 }
             };

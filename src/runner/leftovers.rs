@@ -43,14 +43,24 @@ pub(super) fn record_kept(cell: &Cell, cluster: Option<&Cluster>) {
 /// The most a failed cell's leftovers take in the report directory.
 const LEFTOVERS_MAX: u64 = 64 << 20;
 
+/// The most of each process log a failed cell's report keeps (its end).
+const LOG_MAX: u64 = 4 << 20;
+
 /// Copies what the learner's commands wrote (the overlays' upper layers) into the report
-/// directory — symlinks as symlinks, never followed, up to [`LEFTOVERS_MAX`] — or, for a kept
-/// cell, points at the live cell.
-pub(super) fn keep_leftovers(opts: &RunOptions, cell: &Cell, keep: bool) -> Option<PathBuf> {
+/// directory — symlinks as symlinks, never followed, up to [`LEFTOVERS_MAX`] — and the end of
+/// each of `logs` (a live mesh's processes') into its `logs/`; or, for a kept cell, points at
+/// the live cell.
+pub(super) fn keep_leftovers(
+    opts: &RunOptions,
+    cell: &Cell,
+    keep: bool,
+    logs: &[PathBuf],
+) -> Option<PathBuf> {
     if keep {
         return Some(cell.sandbox.dir().to_owned());
     }
     let report = opts.report_dir.join(cell.id.slug());
+    copy_logs(logs, &report.join("logs"));
     let target = report.join("files");
     let _ = std::fs::remove_dir_all(&target);
     let read = crate::sandbox::tree::read_lenient(&cell.sandbox.upper_dir(), LEFTOVERS_MAX).ok()?;
@@ -65,4 +75,25 @@ pub(super) fn keep_leftovers(opts: &RunOptions, cell: &Cell, keep: bool) -> Opti
         );
     }
     Some(report)
+}
+
+/// Copies the last [`LOG_MAX`] bytes of each log into `to`; a log that cannot be read is left out
+/// (this feeds the report, never a verdict).
+fn copy_logs(logs: &[PathBuf], to: &std::path::Path) {
+    use std::io::{Read, Seek, SeekFrom};
+    for log in logs {
+        let (Some(name), Ok(mut file)) = (log.file_name(), std::fs::File::open(log)) else {
+            continue;
+        };
+        let len = file.metadata().map(|m| m.len()).unwrap_or_default();
+        let mut tail = Vec::new();
+        if file
+            .seek(SeekFrom::Start(len.saturating_sub(LOG_MAX)))
+            .is_ok()
+            && file.read_to_end(&mut tail).is_ok()
+            && std::fs::create_dir_all(to).is_ok()
+        {
+            let _ = std::fs::write(to.join(name), tail);
+        }
+    }
 }

@@ -394,7 +394,8 @@ async fn finish(
         record_kept(&cell, cluster.as_ref());
     }
     let kept = if keep || !passed {
-        keep_leftovers(opts, &cell, keep)
+        let logs = cluster.as_ref().map(Cluster::mesh_logs).unwrap_or_default();
+        keep_leftovers(opts, &cell, keep, &logs)
     } else {
         None
     };
@@ -439,12 +440,21 @@ async fn prepare(
     let mut restore = Duration::ZERO;
     let backend = match plan.needs {
         Needs::Sandbox => None,
-        Needs::Cluster | Needs::Istio => Some(env.backend.as_ref().ok_or(CellError::NoBackend)?),
+        Needs::Cluster | Needs::Istio | Needs::Mesh => {
+            Some(env.backend.as_ref().ok_or(CellError::NoBackend)?)
+        }
     };
     let tools = env.tools_for(plan.needs, &plan.id.label);
-    if plan.needs == Needs::Istio && !tools.iter().any(|t| t.name == "istioctl") {
+    if plan.needs.istio() && !tools.iter().any(|t| t.name == "istioctl") {
         return Err(CellError::NoIstioctl(plan.id.label.clone()));
     }
+    let mesh = match plan.needs {
+        Needs::Mesh => Some(
+            env.mesh_tools(&plan.id.label)
+                .ok_or_else(|| CellError::NoMeshTools(plan.id.label.clone()))?,
+        ),
+        _ => None,
+    };
     let restoring = |what: &'static str, source: std::io::Error| CellError::Restore {
         step: checkpoint.map_or(0, |c| c.state.step),
         what,
@@ -482,6 +492,7 @@ async fn prepare(
                 dir: dir.join("cluster"),
                 kubeconfig: cell.sandbox.share_dir().join("kubeconfig"),
                 name: format!("{}-{}", plan.id.slug(), std::process::id()),
+                mesh,
             };
             let _ = std::fs::create_dir_all(&cenv.dir);
             if let Some(c) = checkpoint {

@@ -277,7 +277,7 @@ fn lab_cells(
         .map(|s| s.line)
         .collect();
     let needs = Needs::of(&feature_tags);
-    if needs == Needs::Istio && opts.istio.is_empty() {
+    if needs.istio() && opts.istio.is_empty() {
         return Err(PlanError::NoIstio {
             lab: file.display().to_string(),
             why: opts.istio_unavailable.clone().unwrap_or_else(|| {
@@ -286,7 +286,7 @@ fn lab_cells(
         });
     }
     let labels = match needs {
-        Needs::Istio => opts.istio.clone(),
+        Needs::Istio | Needs::Mesh => opts.istio.clone(),
         Needs::Sandbox | Needs::Cluster => vec!["-".to_owned()],
     };
     let cell = |label: &str, mistake: Option<usize>, lines: Vec<usize>| CellPlan {

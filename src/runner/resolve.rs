@@ -121,15 +121,41 @@ async fn prepare(
     cells: &[CellPlan],
 ) -> Result<Environment, EnvironmentError> {
     let mut env = Environment::sandbox_only();
-    let mut labels: Vec<String> = cells
-        .iter()
-        .filter(|c| c.needs == Needs::Istio)
-        .map(|c| c.id.label.clone())
-        .collect();
-    labels.dedup();
-    for label in labels {
+    let labels = |mesh: bool| {
+        let mut labels: Vec<String> = cells
+            .iter()
+            .filter(|c| c.needs.istio() && (!mesh || c.needs == Needs::Mesh))
+            .map(|c| c.id.label.clone())
+            .collect();
+        labels.sort();
+        labels.dedup();
+        labels
+    };
+    let mesh_labels = labels(true);
+    if !mesh_labels.is_empty() && !matches!(choice, ClusterChoice::Local) {
+        let backend = match choice {
+            ClusterChoice::Kind { .. } => "kind",
+            _ => "existing",
+        };
+        return Err(cluster::ClusterError::MeshNeedsLocal { backend }.into());
+    }
+    for label in labels(false) {
         let spec = versions.resolve(&label)?;
         env.istioctl.insert(label, tool(&tc.istioctl(&spec).await?));
+    }
+    // A live mesh's tools, only for the versions of `@mesh` cells (a plain cell resolves none).
+    for label in mesh_labels {
+        let spec = versions.resolve(&label)?;
+        for need in toolchain::Need::mesh(&spec) {
+            let resolved = tool(&tc.resolve(&need).await?);
+            match need {
+                toolchain::Need::PilotDiscovery(_) => {
+                    env.pilot_discovery.insert(label.clone(), resolved);
+                }
+                _ if !env.mesh.iter().any(|t| t.name == resolved.name) => env.mesh.push(resolved),
+                _ => {}
+            }
+        }
     }
     env.kubectl = Some(tool(&tc.kubectl().await?));
     env.backend = Some(match choice {

@@ -414,6 +414,16 @@ impl Sandbox {
         cmd
     }
 
+    /// What starts cluster processes in the cell's network namespace and control group after
+    /// this borrow ends (a live mesh starts istiod when the lab's istiod Pod runs).
+    pub fn network_commands(&self) -> io::Result<NetworkCommands> {
+        Ok(NetworkCommands {
+            net: self.network()?,
+            cgroups: self.cgroup_procs(),
+            die_with_parent: !self.keep_alive,
+        })
+    }
+
     /// Runs `f` on a thread that has entered the cell's mount namespace: how the harness reads
     /// the learner's files without touching the host's paths.
     pub fn inside<T: Send>(&self, f: impl FnOnce() -> io::Result<T> + Send) -> io::Result<T> {
@@ -524,6 +534,39 @@ impl Network {
         })
         .join()
         .unwrap_or_else(|_| Err(io::Error::other("network thread panicked")))
+    }
+}
+
+/// Makes commands like [`Sandbox::network_command`], holding the cell's network namespace open
+/// itself.
+#[derive(Clone, Debug)]
+pub struct NetworkCommands {
+    net: Network,
+    cgroups: Vec<CString>,
+    die_with_parent: bool,
+}
+
+impl NetworkCommands {
+    /// The cell's network namespace.
+    pub fn network(&self) -> &Network {
+        &self.net
+    }
+
+    /// A command in the cell's network namespace and control group that sees the host's files.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.process_group(0);
+        let entry = unix::Entry {
+            namespaces: vec![(self.net.0.as_raw_fd(), libc::CLONE_NEWNET)],
+            pid: None,
+            cwd: None,
+            cgroups: self.cgroups.clone(),
+            die_with_parent: self.die_with_parent,
+            drop_capabilities: false,
+            end_others: false,
+        };
+        unix::enter(&mut cmd, entry);
+        cmd
     }
 }
 

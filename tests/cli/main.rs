@@ -9,6 +9,7 @@ mod honest;
 mod hostile;
 mod lifecycle;
 mod matrix;
+mod mesh;
 mod mutate;
 mod render;
 mod sandbox;

@@ -1,0 +1,181 @@
+//! kwok as the kubelet of the cell's one simulated node: its configuration (the stages kwokctl
+//! gives it, one of labcheck's that keeps Pod IPs across a restart, and a port-forward of `istio-system`'s Pods to the cell's istiod process), its flags,
+//! and the Node it manages, registered with the cluster's Kubernetes version as its kubelet's.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, PostParams};
+
+use super::{NODE_IP, POD_CIDR};
+use crate::cluster::ClusterError;
+
+/// The simulated node's name.
+pub const NODE_NAME: &str = "kwok-node-0";
+/// The kubelet API's port on the node's IP.
+const NODE_PORT: u16 = 10250;
+/// kwok v0.8.0's own stages: node initialize and heartbeat with lease, Pod ready, complete and
+/// delete. Run standalone, kwok has none (it exits "no stages found").
+const STAGES: &str = include_str!("kwok-stages.yaml");
+/// A stage of labcheck's beside kwok's: a Running Pod that kept its IP across a restart of kwok
+/// (a cell from a checkpoint) has that IP marked used before kwok gives out new ones, as a
+/// kubelet's network plugin keeps its allocations. It patches nothing (the status it renders is
+/// the Pod's own IP, so kwok skips the patch); its selector leaves out what kwok's stages act on
+/// (Pending Pods, Pods being deleted, Running Pods of Jobs).
+const KEEP_POD_IPS: &str = r#"apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-ip-kept
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values:
+      - 'Running'
+    - key: '.status.podIP'
+      operator: 'Exists'
+    - key: '.metadata.ownerReferences.[].kind'
+      operator: 'NotIn'
+      values:
+      - 'Job'
+  next:
+    statusTemplate: |
+      podIP: {{ .status.podIP | Quote }}
+"#;
+/// istiod's ports (xDS plaintext and TLS, monitoring, webhooks, debug): a port-forward to an
+/// `istio-system` Pod on one of them reaches the cell's istiod, which listens on all addresses.
+const ISTIOD_PORTS: [u16; 5] = [15010, 15012, 15014, 15017, 8080];
+
+/// kwok's configuration file: its stages and labcheck's, then the port-forward rule.
+pub fn config() -> String {
+    let mut text = STAGES.trim_end().to_owned();
+    text.push_str("\n---\n");
+    text.push_str(KEEP_POD_IPS.trim_end());
+    text.push_str(
+        "\n---\nkind: ClusterPortForward\napiVersion: kwok.x-k8s.io/v1alpha1\n\
+         metadata: {name: istiod}\nspec:\n  selector: {matchNamespaces: [istio-system]}\n  \
+         forwards:\n",
+    );
+    for p in ISTIOD_PORTS {
+        text.push_str(&format!(
+            "  - {{ports: [{p}], target: {{port: {p}, address: 127.0.0.1}}}}\n"
+        ));
+    }
+    text
+}
+
+/// kwok's flags: every node it is given, the kubelet API on the node's IP with TLS.
+pub fn args(kubeconfig: &Path, config: &Path, cert: &Path, key: &Path) -> Vec<String> {
+    let path = |p: &Path| p.display().to_string();
+    vec![
+        format!("--kubeconfig={}", path(kubeconfig)),
+        format!("--config={}", path(config)),
+        "--manage-all-nodes=true".into(),
+        format!("--node-ip={NODE_IP}"),
+        format!("--node-port={NODE_PORT}"),
+        format!("--server-address={NODE_IP}:{NODE_PORT}"),
+        format!("--cidr={POD_CIDR}"),
+        format!("--tls-cert-file={}", path(cert)),
+        format!("--tls-private-key-file={}", path(key)),
+    ]
+}
+
+/// Registers the simulated node, as a kubelet registers its own: its kubelet reports `version`
+/// (istiod injects native sidecars only where every node's kubelet is recent enough, and kwok's
+/// own `kwok-0.8.0` is no version). A node already there (a cell from a checkpoint) is kept.
+pub async fn register_node(client: &kube::Client, version: &str) -> Result<(), ClusterError> {
+    let node: Node = serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": NODE_NAME,
+            "annotations": {"node.alpha.kubernetes.io/ttl": "0", "kwok.x-k8s.io/node": "fake"},
+            "labels": {
+                "kubernetes.io/hostname": NODE_NAME,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "type": "kwok",
+            },
+        },
+        "status": {
+            "allocatable": {"cpu": "32", "memory": "256Gi", "pods": "110"},
+            "capacity": {"cpu": "32", "memory": "256Gi", "pods": "110"},
+            "nodeInfo": {"kubeletVersion": version},
+        },
+    }))
+    .map_err(|e| ClusterError::Io(format!("the simulated node: {e}")))?;
+    let nodes: Api<Node> = Api::all(client.clone());
+    match nodes.create(&PostParams::default(), &node).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+        Err(e) => Err(ClusterError::Command {
+            command: format!("register node {NODE_NAME}"),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// Waits until kwok reports the node Ready.
+pub async fn wait_ready(client: &kube::Client, timeout: Duration) -> Result<(), String> {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let started = Instant::now();
+    let mut last = String::from("no Ready condition");
+    while started.elapsed() < timeout {
+        match nodes.get(NODE_NAME).await {
+            Ok(node) => {
+                let ready = node
+                    .status
+                    .and_then(|s| s.conditions)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .find(|c| c.type_ == "Ready");
+                match ready {
+                    Some(c) if c.status == "True" => return Ok(()),
+                    Some(c) => {
+                        last = format!("Ready={} ({})", c.status, c.reason.unwrap_or_default())
+                    }
+                    None => {}
+                }
+            }
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_config_holds_kwoks_stages_and_the_istiod_forward() {
+        let config = config();
+        let docs: Vec<serde_json::Value> =
+            serde_saphyr::from_multiple(&config).expect("kwok's config is YAML");
+        let kinds: Vec<&str> = docs.iter().filter_map(|d| d["kind"].as_str()).collect();
+        let stages = |name: &str| {
+            docs.iter()
+                .filter(|d| d["kind"] == "Stage" && d["metadata"]["name"] == name)
+                .count()
+        };
+        // kwok's five, and labcheck's that keeps Pod IPs across a restart.
+        assert_eq!(
+            kinds.iter().filter(|k| **k == "Stage").count(),
+            6,
+            "{kinds:?}"
+        );
+        assert_eq!((stages("pod-ready"), stages("pod-ip-kept")), (1, 1));
+        assert_eq!(kinds.last(), Some(&"ClusterPortForward"));
+        let forwards = &docs[docs.len() - 1]["spec"]["forwards"];
+        assert_eq!(forwards.as_array().map(Vec::len), Some(ISTIOD_PORTS.len()));
+        assert_eq!(forwards[1]["target"]["port"].as_u64(), Some(15012));
+    }
+}

@@ -1,0 +1,285 @@
+//! The `@mesh` profile: a live mesh on top of the local cluster, inside the cell's network
+//! namespace. It owns the cell's one non-loopback interface (a veth pair whose two ends stay in
+//! the namespace, carrying nothing anywhere: istioctl's xDS client takes its node IP from a
+//! non-loopback interface), kube-controller-manager and kube-scheduler, kwok as the kubelet of
+//! one simulated node ([`kwok`]) and istiod, the lab's own istiod Pod's process once kwok reports
+//! that Pod Running ([`istiod`]). Each process logs into the cluster's directory and ends with
+//! the cell (stopped, dropped, or with the harness).
+
+mod istiod;
+mod kwok;
+
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use super::{ClusterError, certs, kubeconfig};
+use crate::sandbox::{NetworkCommands, unix};
+
+/// The binaries a live mesh adds to the local cluster's, for one Istio version.
+#[derive(Clone, Debug)]
+pub struct MeshTools {
+    pub kube_controller_manager: PathBuf,
+    pub kube_scheduler: PathBuf,
+    pub kwok: PathBuf,
+    /// istiod of the cell's Istio version.
+    pub pilot_discovery: PathBuf,
+}
+
+/// The cell's non-loopback interface and its peer (both in the cell's namespace).
+const INTERFACE: &str = "mesh0";
+const PEER: &str = "mesh1";
+/// The simulated node's InternalIP: where kwok serves the kubelet API.
+pub const NODE_IP: Ipv4Addr = Ipv4Addr::new(10, 244, 255, 1);
+/// The simulated node's Pod IPs (kwok's `--cidr`); only istiod's is made local.
+pub const POD_CIDR: &str = "10.244.0.0/24";
+/// How long the simulated node may take to become Ready.
+const NODE_READY: Duration = Duration::from_secs(30);
+/// How long istiod may take to answer once its Pod runs.
+const ISTIOD_READY: Duration = Duration::from_secs(60);
+
+/// The API server's flags for a live mesh, beyond the local cluster's: `pods/portforward` (how
+/// istioctl reaches istiod) dials the node's InternalIP.
+pub const APISERVER_FLAGS: &[&str] = &["--kubelet-preferred-address-types=InternalIP"];
+
+/// Makes the cell's non-loopback interface with the node's address, before anything listens.
+pub async fn network(commands: &NetworkCommands) -> Result<(), ClusterError> {
+    let node = format!("{NODE_IP}/32");
+    ip(
+        commands,
+        &[
+            "link", "add", INTERFACE, "type", "veth", "peer", "name", PEER,
+        ],
+    )
+    .await?;
+    ip(commands, &["link", "set", INTERFACE, "up"]).await?;
+    ip(commands, &["link", "set", PEER, "up"]).await?;
+    ip(commands, &["addr", "add", &node, "dev", INTERFACE]).await
+}
+
+/// Runs `ip` (iproute2) in the cell's network namespace.
+async fn ip(commands: &NetworkCommands, args: &[&str]) -> Result<(), ClusterError> {
+    let command = format!("ip {}", args.join(" "));
+    let out = commands
+        .command("ip")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .map_err(|source| ClusterError::Spawn {
+            what: command.clone(),
+            source,
+        })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(ClusterError::Command {
+            command,
+            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        })
+    }
+}
+
+/// A process of the mesh and the name its log and errors give it.
+#[derive(Debug)]
+struct Process {
+    name: &'static str,
+    child: tokio::process::Child,
+}
+
+/// A running live mesh. Dropped, it kills its processes (unless the cell is kept).
+#[derive(Debug)]
+pub struct Mesh {
+    /// kube-controller-manager, kube-scheduler, kwok, in start order.
+    processes: Vec<Process>,
+    istiod: Option<istiod::Istiod>,
+    dir: PathBuf,
+    keep: bool,
+}
+
+/// What starting a mesh needs from the local cluster that runs it.
+pub struct Start<'a> {
+    pub commands: &'a NetworkCommands,
+    pub tools: &'a MeshTools,
+    /// The cluster's directory: logs, the components' kubeconfig, kwok's files.
+    pub dir: &'a Path,
+    pub pki: &'a certs::Pki,
+    /// The harness's client (registers the node, watches for istiod's Pod).
+    pub client: &'a kube::Client,
+    /// The API server's version, which the simulated node's kubelet reports.
+    pub version: &'a str,
+    pub keep: bool,
+}
+
+/// Starts the controllers and kwok, registers the simulated node and waits until it is Ready,
+/// then watches for the lab's istiod Pod.
+pub async fn start(s: Start<'_>) -> Result<Mesh, ClusterError> {
+    let io = |e: String| ClusterError::Io(e);
+    let config = s.dir.join("components-kubeconfig");
+    let server = format!("https://127.0.0.1:{}", super::local::APISERVER_PORT);
+    kubeconfig::write(&config, &server, s.pki)
+        .map_err(|e| io(format!("cannot write {}: {e}", config.display())))?;
+    let (cert, key) =
+        certs::node_serving(&s.dir.join("pki"), kwok::NODE_NAME, NODE_IP.into()).map_err(io)?;
+    let kwok_config = s.dir.join("kwok.yaml");
+    std::fs::write(&kwok_config, kwok::config())
+        .map_err(|e| io(format!("cannot write {}: {e}", kwok_config.display())))?;
+
+    let mut mesh = Mesh {
+        processes: Vec::new(),
+        istiod: None,
+        dir: s.dir.to_owned(),
+        keep: s.keep,
+    };
+    let path = |p: &Path| p.display().to_string();
+    let kubeconfig = format!("--kubeconfig={}", path(&config));
+    let controller_manager = [
+        kubeconfig.clone(),
+        "--use-service-account-credentials=false".into(),
+        format!("--service-account-private-key-file={}", path(&s.pki.sa_key)),
+        format!("--root-ca-file={}", path(&s.pki.ca_cert)),
+        format!("--cluster-signing-cert-file={}", path(&s.pki.ca_cert)),
+        format!("--cluster-signing-key-file={}", path(&s.pki.ca_key)),
+        "--leader-elect=false".into(),
+        "--bind-address=127.0.0.1".into(),
+        "--secure-port=10257".into(),
+    ];
+    mesh.spawn(
+        s.commands,
+        "kube-controller-manager",
+        &s.tools.kube_controller_manager,
+        &controller_manager,
+    )?;
+    let scheduler = [
+        kubeconfig.clone(),
+        "--leader-elect=false".into(),
+        "--bind-address=127.0.0.1".into(),
+        "--secure-port=10259".into(),
+    ];
+    mesh.spawn(
+        s.commands,
+        "kube-scheduler",
+        &s.tools.kube_scheduler,
+        &scheduler,
+    )?;
+    let kwok_args = kwok::args(&config, &kwok_config, &cert, &key);
+    mesh.spawn(s.commands, "kwok", &s.tools.kwok, &kwok_args)?;
+
+    kwok::register_node(s.client, s.version).await?;
+    if let Err(detail) = kwok::wait_ready(s.client, NODE_READY).await {
+        return Err(ClusterError::NotReady {
+            what: format!("the simulated node {}", kwok::NODE_NAME),
+            waited: NODE_READY.as_secs(),
+            detail: format!("{detail}\n{}", super::local::tail(&s.dir.join("kwok.log"))),
+        });
+    }
+    let restored_istiod = istiod::pod_running(s.client).await;
+    mesh.istiod = Some(istiod::Istiod::watch(istiod::Watch {
+        client: s.client.clone(),
+        commands: s.commands.clone(),
+        binary: s.tools.pilot_discovery.clone(),
+        kubeconfig: config,
+        dir: s.dir.to_owned(),
+        keep: s.keep,
+    }));
+    // A cell from a checkpoint whose lab had installed Istio starts as ready as the checkpointed
+    // one was: with istiod answering.
+    if restored_istiod {
+        let ready = std::net::SocketAddr::from(([127, 0, 0, 1], istiod::READY_PORT));
+        let network = s.commands.network();
+        if let Err(detail) =
+            super::local::wait_http(network, ready, "/ready", " 200 ", ISTIOD_READY).await
+        {
+            return Err(ClusterError::NotReady {
+                what: "istiod (restored)".into(),
+                waited: ISTIOD_READY.as_secs(),
+                detail: format!(
+                    "{detail}\n{}",
+                    super::local::tail(&s.dir.join("istiod.log"))
+                ),
+            });
+        }
+    }
+    Ok(mesh)
+}
+
+impl Mesh {
+    fn spawn(
+        &mut self,
+        commands: &NetworkCommands,
+        name: &'static str,
+        binary: &Path,
+        args: &[String],
+    ) -> Result<(), ClusterError> {
+        let (out, err) = super::local::log_file(&self.dir, name)?;
+        let child = commands
+            .command(binary)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .map_err(|source| ClusterError::Spawn {
+                what: binary.display().to_string(),
+                source,
+            })?;
+        self.processes.push(Process { name, child });
+        Ok(())
+    }
+
+    /// Stops istiod, then kwok, the scheduler and the controllers: SIGTERM, a grace period,
+    /// SIGKILL.
+    pub async fn stop(&mut self) {
+        if let Some(istiod) = self.istiod.as_mut() {
+            istiod.stop().await;
+        }
+        for p in self.processes.iter_mut().rev() {
+            stop(&mut p.child).await;
+        }
+    }
+
+    /// The pids of its processes (istiod's as it is now), for a kept cell's record.
+    pub fn pids(&self) -> Vec<u32> {
+        let running = self.processes.iter().filter_map(|p| p.child.id());
+        running
+            .chain(self.istiod.as_ref().and_then(istiod::Istiod::pid))
+            .collect()
+    }
+
+    /// The logs of its processes (istiod's once it ran), for a failed cell's report.
+    pub fn logs(&self) -> Vec<PathBuf> {
+        let names = self.processes.iter().map(|p| p.name).chain(["istiod"]);
+        names
+            .map(|n| self.dir.join(format!("{n}.log")))
+            .filter(|p| p.exists())
+            .collect()
+    }
+}
+
+impl Drop for Mesh {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        for p in &self.processes {
+            if let Some(pid) = p.child.id() {
+                unix::kill_group(pid as i32, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// Stops a process group: SIGTERM, up to 3 s, then SIGKILL.
+async fn stop(child: &mut tokio::process::Child) {
+    if let Some(pid) = child.id() {
+        unix::kill_group(pid as i32, libc::SIGTERM);
+        if tokio::time::timeout(Duration::from_secs(3), child.wait())
+            .await
+            .is_err()
+        {
+            unix::kill_group(pid as i32, libc::SIGKILL);
+            let _ = child.wait().await;
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! The `@mesh` profile with real binaries: on both Istio versions a Deployment in a labelled
+//! namespace runs with its sidecar and `istioctl proxy-status` reaches the cell's istiod; and
+//! whether the lab passes, fails or the run is ended by SIGTERM, a `@mesh` cell leaves no process
+//! (controllers, kwok, istiod included), mount or control group behind.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+
+/// Starts `labcheck run LAB ARGS…` with a state directory of its own.
+fn start(state: &Path, reports: &Path, lab: &str, args: &[&str]) -> Child {
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .env("LABCHECK_STATE_DIR", state)
+        .args(["run", lab])
+        .args(args)
+        .arg("--report-dir")
+        .arg(reports)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("labcheck starts")
+}
+
+/// Waits for the run (at most 10 minutes); its exit code and its output.
+fn finish(child: Child) -> (Option<i32>, String) {
+    let out = child.wait_with_output().expect("wait");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+/// What a run left behind: processes that name the state directory or sit in a cell's control
+/// group of that run, mounts of the state directory, and the run's control groups.
+fn leftovers(state: &Path, run: u32) -> Vec<String> {
+    let state = state.display().to_string();
+    let suffix = format!("-{run}");
+    let mut left = Vec::new();
+    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let read = |f: &str| std::fs::read(e.path().join(f)).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&read("cmdline")).replace('\0', " ");
+        let cgroup = String::from_utf8_lossy(&read("cgroup")).into_owned();
+        let in_cell = cgroup
+            .lines()
+            .any(|l| l.contains("/labcheck/") && l.ends_with(&suffix));
+        if cmdline.contains(&state) || in_cell {
+            left.push(format!("process {:?}: {cmdline}", e.file_name()));
+        }
+        if String::from_utf8_lossy(&read("mountinfo")).contains(&state) {
+            left.push(format!("a mount of the state dir in {:?}", e.file_name()));
+        }
+    }
+    let groups = Command::new("find")
+        .args(["/sys/fs/cgroup", "-maxdepth", "8", "-type", "d", "-path"])
+        .arg(format!("*/labcheck/*{suffix}"))
+        .output()
+        .expect("find");
+    left.extend(
+        String::from_utf8_lossy(&groups.stdout)
+            .lines()
+            .map(|l| format!("control group {l}")),
+    );
+    left
+}
+
+/// Asserts that nothing of the run is left; processes reparented to the machine's init may take a
+/// moment to be collected, so this waits up to 5 s.
+fn assert_nothing_left(state: &Path, run: u32) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !leftovers(state, run).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let left = leftovers(state, run);
+    assert!(left.is_empty(), "the run left: {left:#?}");
+    let cells = std::fs::read_dir(state.join("cells"))
+        .map(|d| d.count())
+        .unwrap_or_default();
+    assert_eq!(cells, 0, "cell directories are left");
+}
+
+#[test]
+fn a_mesh_cell_runs_on_both_versions_and_leaves_nothing_behind() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let reports = tempfile::tempdir().expect("reports");
+    let lab = "tests/labs/mesh/live.feature";
+    let child = start(state.path(), reports.path(), lab, &["--istio", "1.31,1.30"]);
+    let run = child.id();
+    let (code, output) = finish(child);
+    assert_eq!(code, Some(0), "{output}");
+    assert!(output.contains("6 passed, 0 failed"), "{output}");
+    for tool in [
+        "pilot-discovery",
+        "kube-controller-manager",
+        "kube-scheduler",
+        "kwok",
+    ] {
+        assert!(output.contains(tool), "the report names {tool}: {output}");
+    }
+    assert_nothing_left(state.path(), run);
+}
+
+#[test]
+fn a_failed_mesh_cell_keeps_its_logs_and_leaves_nothing_behind() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let reports = tempfile::tempdir().expect("reports");
+    let lab = "tests/labs/mesh/wrong.feature";
+    let child = start(state.path(), reports.path(), lab, &["--istio", "1.31"]);
+    let run = child.id();
+    let (code, output) = finish(child);
+    assert_eq!(code, Some(1), "{output}");
+    assert!(output.contains("istio-proxy"), "{output}");
+    let logs = reports.path().join("wrong-1-31/logs");
+    for log in [
+        "kube-controller-manager",
+        "kube-scheduler",
+        "kwok",
+        "istiod",
+    ] {
+        let path = logs.join(format!("{log}.log"));
+        assert!(path.exists(), "the report keeps {}", path.display());
+    }
+    let istiod = std::fs::read_to_string(logs.join("istiod.log")).expect("istiod.log");
+    assert!(
+        istiod.contains("pilot-discovery starts as Pod istio-system/istiod-"),
+        "{istiod}"
+    );
+    assert_nothing_left(state.path(), run);
+}
+
+#[test]
+fn sigterm_ends_a_mesh_cell_with_istiod_running() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let reports = tempfile::tempdir().expect("reports");
+    let lab = "tests/labs/mesh/interrupted.feature";
+    let child = start(state.path(), reports.path(), lab, &["--istio", "1.31"]);
+    let run = child.id();
+    // istiod runs once its log says it started (the lab's command then sleeps).
+    let deadline = Instant::now() + Duration::from_secs(240);
+    let started = || {
+        std::fs::read_dir(state.path().join("cells"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|c| c.path().join("cluster/istiod.log").exists())
+    };
+    while !started() {
+        assert!(Instant::now() < deadline, "istiod never started");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // What the check below must find gone is there now.
+    let running = leftovers(state.path(), run).join("\n");
+    for process in [
+        "pilot-discovery",
+        "kwok",
+        "kube-controller-manager",
+        "kube-scheduler",
+    ] {
+        assert!(running.contains(process), "{process} runs: {running}");
+    }
+    // SAFETY: kill(2) on the pid of the child this test started.
+    unsafe {
+        libc::kill(run as i32, libc::SIGTERM);
+    }
+    let (code, output) = finish(child);
+    assert_eq!(code, Some(143), "{output}");
+    assert_nothing_left(state.path(), run);
+}
+
+#[test]
+fn a_mesh_cell_from_a_checkpoint_runs_its_own_controllers_kwok_and_istiod() {
+    use crate::author::{Down, labcheck};
+    use predicates::prelude::*;
+
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let _down = Down(state.path());
+    let reports = tempfile::tempdir().expect("reports");
+    let lab = "tests/labs/mesh/live.feature";
+    let run = |step: &str| {
+        labcheck(state.path())
+            .args([
+                "run",
+                lab,
+                "--istio",
+                "1.31",
+                "--step",
+                step,
+                "--report-dir",
+            ])
+            .arg(reports.path())
+            .assert()
+    };
+    run("2").code(0);
+    labcheck(state.path())
+        .args(["down", "--all"])
+        .assert()
+        .code(0);
+    // Step 3 needs istiod: the new cell starts from step 2's etcd with processes of its own.
+    run("3")
+        .code(0)
+        .stderr(predicate::str::contains("from the checkpoint of step 2"));
+    let cells: Vec<std::path::PathBuf> = std::fs::read_dir(state.path().join("cells"))
+        .expect("cells")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(cells.len(), 1, "{cells:?}");
+    let istiod = std::fs::read_to_string(cells[0].join("cluster/istiod.log")).expect("istiod.log");
+    assert!(istiod.contains("pilot-discovery starts as Pod"), "{istiod}");
+}
