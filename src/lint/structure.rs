@@ -126,18 +126,12 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem>
             ));
             continue;
         };
-        for (i, line) in rejection
-            .docstring
-            .iter()
-            .flat_map(|d| d.lines())
-            .enumerate()
-        {
-            let l = line.trim();
-            if l.is_empty() || l.starts_with('#') || made.iter().any(|m| m == l) {
+        for (line, l) in crate::steps::action::listed_with_lines(rejection) {
+            if made.iter().any(|m| *m == l) {
                 continue;
             }
             problems.push(problem(
-                rejection.position.line + 2 + i,
+                line,
                 rejection.position.col + 2,
                 format!("the mistake names a check the lab does not make by this step: {l}"),
                 "name checks of the step the mistake gets wrong (or of an earlier step), word for word",
