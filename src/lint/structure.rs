@@ -127,7 +127,7 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem>
             continue;
         };
         for (line, l) in crate::steps::action::listed_with_lines(rejection) {
-            if made.iter().any(|m| *m == l) {
+            if made.contains(&l) {
                 continue;
             }
             problems.push(problem(
