@@ -38,6 +38,21 @@ fn raw_description(source: &str, after: usize, before: usize) -> String {
         .join("\n")
 }
 
+/// The hints of the step written at `line` of a lab (its description's paragraphs that start
+/// with `Hint:` or `ヒント:`), for the grader's answer.
+pub fn hints(source: &str, feature: &gherkin::Feature, line: usize) -> Vec<String> {
+    let scenario = feature
+        .scenarios
+        .iter()
+        .chain(feature.rules.iter().flat_map(|r| &r.scenarios))
+        .find(|s| s.position.line == line);
+    let Some(s) = scenario else {
+        return Vec::new();
+    };
+    let first_step = s.steps.first().map_or(usize::MAX, |st| st.position.line);
+    split(&raw_description(source, s.position.line, first_step)).hints
+}
+
 /// Paragraphs of a description (blank lines apart, lines of one paragraph joined as written).
 fn split(description: &str) -> Text {
     let mut text = Text {

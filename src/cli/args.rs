@@ -206,6 +206,16 @@ pub struct GradeArgs {
     /// /root/istio). Default: the host's own paths, only read.
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// How the grade is written: text for people, or JSON (schemas/grade.schema.json).
+    #[arg(long, value_enum, default_value_t = GradeFormat::Text)]
+    pub format: GradeFormat,
+}
+
+/// How `labcheck grade` writes its answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum GradeFormat {
+    Text,
+    Json,
 }
 
 impl RunArgs {

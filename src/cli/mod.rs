@@ -14,7 +14,9 @@ use crate::toolchain::{self, Toolchain};
 
 mod args;
 
-pub use args::{Cli, ClusterKind, Command, GradeArgs, MutateArgs, RunArgs, ToolsAction};
+pub use args::{
+    Cli, ClusterKind, Command, GradeArgs, GradeFormat, MutateArgs, RunArgs, ToolsAction,
+};
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
@@ -361,7 +363,12 @@ async fn grade(args: GradeArgs) -> i32 {
             return 2;
         }
     };
-    crate::out!("{}", crate::report::grade_text(&record.borrow()));
+    match args.format {
+        GradeFormat::Text => crate::out!("{}", crate::report::grade_text(&record.borrow())),
+        GradeFormat::Json => {
+            crate::outln!("{}", crate::report::grade_json::render(&record.borrow()))
+        }
+    }
     for e in &summary.harness_errors {
         crate::errln!("labcheck grade: {e}");
     }

@@ -6,6 +6,7 @@ pub mod builds;
 pub mod console;
 pub mod cucumber_json;
 pub mod github;
+pub mod grade_json;
 pub mod junit;
 pub mod messages;
 pub mod summary;

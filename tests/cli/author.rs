@@ -180,6 +180,48 @@ fn grade_a_learners_files_copied_under_a_root() {
         .stdout(predicate::str::contains("✘ Step 2"))
         .stdout(predicate::str::contains("no such file"))
         .stdout(predicate::str::contains("2 of 3 steps pass"));
+    // The same grade as data, for a lab platform: it follows its published schema.
+    let out = labcheck(state.path())
+        .args(["grade", lab, "--step", "3", "--format", "json", "--root"])
+        .arg(learner.path())
+        .output()
+        .expect("grade");
+    assert_eq!(out.status.code(), Some(1), "the exit code is the grade's");
+    let grade: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/schemas/grade.schema.json"
+        ))
+        .expect("schema"),
+    )
+    .expect("schema JSON");
+    let validator = jsonschema::draft202012::new(&schema).expect("a valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&grade)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{grade}: {errors:?}");
+    assert!(!validator.is_valid(&serde_json::json!({"lab": "x", "steps": []})));
+    assert_eq!(
+        (grade["passed"].as_u64(), grade["total"].as_u64()),
+        (Some(2), Some(3))
+    );
+    let step2 = &grade["steps"][1];
+    assert_eq!(step2["verdict"], "failed", "{step2}");
+    assert!(
+        step2["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no such file")),
+        "{step2}"
+    );
+    let failed_checks = step2["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|c| c["verdict"] == "failed")
+        .count();
+    assert_eq!(failed_checks, 1, "{step2}");
     assert!(
         !Path::new("/root/labcheck-selftest").exists(),
         "grading read the root, never the host's paths"

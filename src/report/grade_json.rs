@@ -1,0 +1,104 @@
+//! `labcheck grade --format json`: a grade as data, for a lab platform's "check" button. One
+//! object per graded lab (see `schemas/grade.schema.json`, which a test validates every answer
+//! against): each step's verdict with the learner-facing message in the lab's language and the
+//! step's hints, and each check's own verdict.
+
+use serde_json::{Value, json};
+
+use super::{CellRecord, Record, StepRecord};
+use crate::model::{Outcome, Verdict};
+
+/// The grade of every cell of `record`, as one JSON document.
+pub fn render(record: &Record) -> String {
+    let labs: Vec<Value> = record.cells.values().map(lab).collect();
+    let doc = match labs.as_slice() {
+        [one] => one.clone(),
+        _ => json!({ "labs": labs }),
+    };
+    serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".to_owned())
+}
+
+fn lab(c: &CellRecord) -> Value {
+    let mut steps: Vec<&StepRecord> = c.steps.iter().collect();
+    steps.sort_by_key(|s| s.step.index);
+    let feature = c.lab.feature();
+    let passed = steps.iter().filter(|s| s.outcome.is_pass()).count();
+    json!({
+        "lab": c.lab.origin().display().to_string(),
+        "name": c.lab.name,
+        "lang": c.lab.lang.code(),
+        "passed": passed,
+        "total": steps.len(),
+        "steps": steps
+            .iter()
+            .map(|s| step(c, s, feature.as_deref()))
+            .collect::<Vec<_>>(),
+    })
+}
+
+fn step(c: &CellRecord, s: &StepRecord, feature: Option<&cucumber::gherkin::Feature>) -> Value {
+    let (verdict, message, line) = match &s.outcome {
+        Outcome::Passed => ("passed", None, None),
+        Outcome::Failed { line, message } => ("failed", Some(message.clone()), Some(*line)),
+        Outcome::Error { line, message } => ("error", Some(message.clone()), Some(*line)),
+        Outcome::NotRun { reason } => ("not run", Some(reason.clone()), None),
+        Outcome::NotGraded { reason } => ("not graded", Some(reason.clone()), None),
+    };
+    let hints = feature
+        .map(|f| crate::render::hints(&c.lab.text, f, s.step.line))
+        .unwrap_or_default();
+    // The step's checks: its Then steps (not the preparations nor the learner's commands); those
+    // on the learner's command are not graded (grading runs no command).
+    let checks_at: Vec<(usize, bool)> = feature
+        .and_then(|f| {
+            f.scenarios
+                .iter()
+                .chain(f.rules.iter().flat_map(|r| &r.scenarios))
+                .find(|sc| sc.position.line == s.step.line)
+        })
+        .map(|sc| {
+            sc.steps
+                .iter()
+                .filter(|st| st.ty == cucumber::gherkin::StepType::Then)
+                .map(|st| (st.position.line, about_command(st)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let checks: Vec<Value> = s
+        .checks
+        .iter()
+        .filter_map(|k| {
+            let (_, ungraded) = checks_at
+                .iter()
+                .find(|(line, _)| *line == k.line && !k.listed)?;
+            Some((k, *ungraded))
+        })
+        .map(|(k, ungraded)| {
+            let (verdict, message) = match &k.verdict {
+                Verdict::Passed if ungraded => ("not graded", None),
+                Verdict::Passed => ("passed", None),
+                Verdict::Failed(m) => ("failed", Some(m.clone())),
+                Verdict::Skipped => ("skipped", None),
+            };
+            json!({ "line": k.line, "text": k.text, "verdict": verdict, "message": message })
+        })
+        .collect();
+    json!({
+        "index": s.step.index,
+        "name": s.step.name,
+        "line": s.step.line,
+        "verdict": verdict,
+        "message": message,
+        "failed_line": line,
+        "hints": hints,
+        "checks": checks,
+    })
+}
+
+/// Whether a check looks at the learner's last command (which grading does not run).
+fn about_command(step: &cucumber::gherkin::Step) -> bool {
+    crate::steps::compile::compile(step)
+        .ok()
+        .and_then(|c| c.action.check().map(|k| k.is_about_command()))
+        .unwrap_or(false)
+}
