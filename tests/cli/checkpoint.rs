@@ -286,3 +286,17 @@ fn a_mistake_says_why_each_listed_check_rejected_it() {
     let cucumber = std::fs::read_to_string(reports.path().join("cucumber.json")).expect("json");
     assert!(cucumber.contains("line 60: rejects it"));
 }
+
+#[test]
+fn a_mesh_lab_from_checkpoints_ends_as_its_replay_byte_for_byte() {
+    // The mistake cell restores a checkpoint of an installed mesh: its own controllers, kwok and
+    // istiod start again from the checkpoint's etcd, and the step ends as the replay does.
+    let record = same_as_replay(&["run", "tests/labs/mesh/rollout.feature", "--istio", "1.31"]);
+    let resumed = record["cells"]
+        .as_array()
+        .expect("cells")
+        .iter()
+        .filter(|c| !c["resumed"].is_null())
+        .count();
+    assert_eq!(resumed, 1, "the mistake's cell starts from a checkpoint");
+}
