@@ -81,49 +81,7 @@ pub async fn start(
     }
     let pki = certs::write(&dir.join("pki")).map_err(ClusterError::Io)?;
     let etcd_url = format!("http://127.0.0.1:{ETCD_PORT}");
-    let (out, err) = log_file(dir, "etcd")?;
-    let etcd = sandbox
-        .network_command(&tools.etcd)
-        .args(["--data-dir", &dir.join("etcd").display().to_string()])
-        .args([
-            "--listen-client-urls",
-            &etcd_url,
-            "--advertise-client-urls",
-            &etcd_url,
-        ])
-        .args([
-            "--listen-peer-urls",
-            "http://127.0.0.1:2380",
-            "--unsafe-no-fsync",
-            "--log-level",
-            "warn",
-        ])
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .spawn()
-        .map_err(|e| ClusterError::Spawn {
-            what: tools.etcd.display().to_string(),
-            source: e,
-        })?;
-    let network = sandbox
-        .network()
-        .map_err(|e| ClusterError::Io(e.to_string()))?;
-    let etcd_addr = SocketAddr::from(([127, 0, 0, 1], ETCD_PORT));
-    wait_http(
-        &network,
-        etcd_addr,
-        "/health",
-        "\"health\":\"true\"",
-        Duration::from_secs(30),
-    )
-    .await
-    .map_err(|e| ClusterError::NotReady {
-        what: "etcd".into(),
-        waited: 30,
-        detail: format!("{e}\n{}", tail(&dir.join("etcd.log"))),
-    })?;
-
+    let etcd = start_etcd(sandbox, tools, dir, &etcd_url).await?;
     let p = |p: &PathBuf| p.display().to_string();
     let (out, err) = log_file(dir, "kube-apiserver")?;
     let apiserver = sandbox
@@ -180,6 +138,58 @@ pub async fn start(
         },
         pki,
     ))
+}
+
+/// Starts the cell's etcd on its data directory and waits until it is healthy.
+async fn start_etcd(
+    sandbox: &Sandbox,
+    tools: &LocalTools,
+    dir: &Path,
+    etcd_url: &str,
+) -> Result<tokio::process::Child, ClusterError> {
+    let (out, err) = log_file(dir, "etcd")?;
+    let etcd = sandbox
+        .network_command(&tools.etcd)
+        .args(["--data-dir", &dir.join("etcd").display().to_string()])
+        .args([
+            "--listen-client-urls",
+            etcd_url,
+            "--advertise-client-urls",
+            etcd_url,
+        ])
+        .args([
+            "--listen-peer-urls",
+            "http://127.0.0.1:2380",
+            "--unsafe-no-fsync",
+            "--log-level",
+            "warn",
+        ])
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| ClusterError::Spawn {
+            what: tools.etcd.display().to_string(),
+            source: e,
+        })?;
+    let network = sandbox
+        .network()
+        .map_err(|e| ClusterError::Io(e.to_string()))?;
+    let etcd_addr = SocketAddr::from(([127, 0, 0, 1], ETCD_PORT));
+    wait_http(
+        &network,
+        etcd_addr,
+        "/health",
+        "\"health\":\"true\"",
+        Duration::from_secs(30),
+    )
+    .await
+    .map_err(|e| ClusterError::NotReady {
+        what: "etcd".into(),
+        waited: 30,
+        detail: format!("{e}\n{}", tail(&dir.join("etcd.log"))),
+    })?;
+    Ok(etcd)
 }
 
 /// The API server's flags that differ between a plain cluster and one with a live mesh: a plain

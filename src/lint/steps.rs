@@ -47,6 +47,44 @@ fn fixture_missing(origin: &Path, compiled: &Compiled) -> Option<String> {
     }
 }
 
+/// Where a step is written.
+struct At<'a> {
+    path: &'a Path,
+    origin: &'a Path,
+    line: usize,
+    col: usize,
+}
+
+/// What is wrong with a step whose text is `value` (a listed check's text for a mistake's list):
+/// it does not compile, or it names a fixture the repository lacks.
+fn step_problem(at: &At<'_>, step: &gherkin::Step, value: &str, lang: Lang) -> Option<Problem> {
+    let probe = gherkin::Step {
+        value: value.to_owned(),
+        ..step.clone()
+    };
+    let problem = |message: String, hint: Option<String>| Problem {
+        path: at.path.to_owned(),
+        line: at.line,
+        col: at.col,
+        message,
+        hint,
+        grades_nothing: false,
+    };
+    let keyword = step.keyword.trim();
+    match compile(&probe) {
+        Ok(compiled) => fixture_missing(at.origin, &compiled)
+            .map(|message| problem(format!("{keyword} {value}: {message}"), None)),
+        Err(CompileError::Invalid(message)) => {
+            Some(problem(format!("{keyword} {value}: {message}"), None))
+        }
+        Err(CompileError::Undefined(_)) => Some(problem(
+            format!("undefined step: {keyword} {value}"),
+            nearest(step.ty, value, lang).map(|n| format!("the nearest known phrase is: {n}")),
+        )),
+        Err(e @ CompileError::Ambiguous { .. }) => Some(problem(e.to_string(), None)),
+    }
+}
+
 pub(super) fn check_steps(
     path: &Path,
     origin: &Path,
@@ -55,37 +93,13 @@ pub(super) fn check_steps(
 ) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut check = |step: &gherkin::Step, value: &str, line: usize, col: usize| {
-        let probe = gherkin::Step {
-            value: value.to_owned(),
-            ..step.clone()
-        };
-        let problem = |message: String, hint: Option<String>| Problem {
-            path: path.to_owned(),
+        let at = At {
+            path,
+            origin,
             line,
             col,
-            message,
-            hint,
-            grades_nothing: false,
         };
-        match compile(&probe) {
-            Ok(compiled) => {
-                if let Some(message) = fixture_missing(origin, &compiled) {
-                    problems.push(problem(
-                        format!("{} {value}: {message}", step.keyword.trim()),
-                        None,
-                    ));
-                }
-            }
-            Err(CompileError::Invalid(message)) => problems.push(problem(
-                format!("{} {value}: {message}", step.keyword.trim()),
-                None,
-            )),
-            Err(CompileError::Undefined(_)) => problems.push(problem(
-                format!("undefined step: {} {value}", step.keyword.trim()),
-                nearest(step.ty, value, lang).map(|n| format!("the nearest known phrase is: {n}")),
-            )),
-            Err(e @ CompileError::Ambiguous { .. }) => problems.push(problem(e.to_string(), None)),
-        }
+        problems.extend(step_problem(&at, step, value, lang));
     };
     for step in all_steps(feature) {
         check(step, &step.value, step.position.line, step.position.col);

@@ -65,39 +65,7 @@ pub async fn grade(
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
-    let (sandbox, client, _forward) = match &target {
-        GradeTarget::Kept(kept) => {
-            let sandbox = kept.sandbox()?;
-            let (client, forward) = if kept.has_cluster {
-                let (c, f) =
-                    crate::cluster::attach_local(&sandbox, &kept.dir.join("cluster")).await?;
-                (Some(c), Some(f))
-            } else {
-                (None, None)
-            };
-            (sandbox, client, forward)
-        }
-        GradeTarget::Learner {
-            kubeconfig,
-            context,
-            root,
-        } => {
-            let options = SandboxOptions {
-                view: root.clone(),
-                hide: super::hidden_dirs(opts),
-                limits: plan.lab.limits,
-                ..SandboxOptions::default()
-            };
-            let sandbox = Sandbox::create(&dir, options).await?;
-            let client = match plan.needs {
-                Needs::Sandbox => None,
-                Needs::Cluster | Needs::Istio | Needs::Mesh => {
-                    Some(learner_client(kubeconfig.as_deref(), context.as_deref()).await?)
-                }
-            };
-            (sandbox, client, None)
-        }
-    };
+    let (sandbox, client, _forward) = environment(&target, opts, &plan, &dir).await?;
     let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
     cell.grading = true;
     cell.kube = client;
@@ -145,6 +113,56 @@ pub async fn grade(
             error: Arc::new(error),
         }));
     Ok(summary)
+}
+
+/// The environment to grade: a kept cell's sandbox and cluster, or a learner's files (in a
+/// sandbox of their own) and cluster.
+async fn environment(
+    target: &GradeTarget,
+    opts: &RunOptions,
+    plan: &super::CellPlan,
+    dir: &Path,
+) -> Result<
+    (
+        Sandbox,
+        Option<kube::Client>,
+        Option<crate::cluster::forward::Forward>,
+    ),
+    GradeError,
+> {
+    Ok(match &target {
+        GradeTarget::Kept(kept) => {
+            let sandbox = kept.sandbox()?;
+            let (client, forward) = if kept.has_cluster {
+                let (c, f) =
+                    crate::cluster::attach_local(&sandbox, &kept.dir.join("cluster")).await?;
+                (Some(c), Some(f))
+            } else {
+                (None, None)
+            };
+            (sandbox, client, forward)
+        }
+        GradeTarget::Learner {
+            kubeconfig,
+            context,
+            root,
+        } => {
+            let options = SandboxOptions {
+                view: root.clone(),
+                hide: super::hidden_dirs(opts),
+                limits: plan.lab.limits,
+                ..SandboxOptions::default()
+            };
+            let sandbox = Sandbox::create(dir, options).await?;
+            let client = match plan.needs {
+                Needs::Sandbox => None,
+                Needs::Cluster | Needs::Istio | Needs::Mesh => {
+                    Some(learner_client(kubeconfig.as_deref(), context.as_deref()).await?)
+                }
+            };
+            (sandbox, client, None)
+        }
+    })
 }
 
 async fn learner_client(

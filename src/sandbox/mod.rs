@@ -13,12 +13,17 @@
 
 pub mod cgroup;
 mod exec;
+mod network;
+mod read;
 mod root;
 pub mod tree;
 pub mod unix;
 
 pub use cgroup::Limits;
 pub use exec::run_script;
+pub use network::{Network, NetworkCommands};
+pub use read::READ_LIMIT;
+use read::read_regular;
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
@@ -518,58 +523,6 @@ fn hostname(dir: &Path) -> String {
     name[..end].to_owned()
 }
 
-/// A cell's network namespace, held open.
-#[derive(Clone, Debug)]
-pub struct Network(std::sync::Arc<File>);
-
-impl Network {
-    /// Opens a TCP connection to `addr` inside the cell's network, from a thread that entered it
-    /// (a socket stays in the namespace it was made in).
-    pub fn connect(&self, addr: std::net::SocketAddr) -> io::Result<std::net::TcpStream> {
-        let ns = self.0.clone();
-        std::thread::spawn(move || {
-            nix::sched::setns(&*ns, nix::sched::CloneFlags::CLONE_NEWNET)
-                .map_err(io::Error::from)?;
-            std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(3))
-        })
-        .join()
-        .unwrap_or_else(|_| Err(io::Error::other("network thread panicked")))
-    }
-}
-
-/// Makes commands like [`Sandbox::network_command`], holding the cell's network namespace open
-/// itself.
-#[derive(Clone, Debug)]
-pub struct NetworkCommands {
-    net: Network,
-    cgroups: Vec<CString>,
-    die_with_parent: bool,
-}
-
-impl NetworkCommands {
-    /// The cell's network namespace.
-    pub fn network(&self) -> &Network {
-        &self.net
-    }
-
-    /// A command in the cell's network namespace and control group that sees the host's files.
-    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
-        let mut cmd = tokio::process::Command::new(program);
-        cmd.process_group(0);
-        let entry = unix::Entry {
-            namespaces: vec![(self.net.0.as_raw_fd(), libc::CLONE_NEWNET)],
-            pid: None,
-            cwd: None,
-            cgroups: self.cgroups.clone(),
-            die_with_parent: self.die_with_parent,
-            drop_capabilities: false,
-            end_others: false,
-        };
-        unix::enter(&mut cmd, entry);
-        cmd
-    }
-}
-
 /// Whether a cell's directory or group named `name` (`<cell>-<pid>`, as every run names them) was
 /// left by a labcheck process that is gone.
 pub fn left_by_a_gone_run(name: &str) -> bool {
@@ -586,56 +539,6 @@ pub fn is_normal(path: &Path) -> bool {
     !path
         .components()
         .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
-}
-
-/// The largest file a check reads.
-pub const READ_LIMIT: u64 = 64 << 20;
-
-fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
-    use std::os::unix::fs::FileTypeExt;
-    // A learner's link that leads into the kernel's files (/proc/kmsg, /sys, /dev/…) is not
-    // followed: a check reads those only where the lab names them itself.
-    let real = std::fs::canonicalize(path)?;
-    let kernel = |p: &Path| ["/proc", "/sys", "/dev"].iter().any(|k| p.starts_with(k));
-    if kernel(&real) && !kernel(path) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "a link to {}: a check does not follow links into the kernel's files",
-                real.display()
-            ),
-        ));
-    }
-    let meta = std::fs::metadata(path)?;
-    let kind = meta.file_type();
-    let what = if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_char_device() || kind.is_block_device() {
-        "a device"
-    } else if kind.is_dir() {
-        return Err(io::Error::from(io::ErrorKind::IsADirectory));
-    } else {
-        ""
-    };
-    if !what.is_empty() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{what}, not a regular file"),
-        ));
-    }
-    if meta.len() > READ_LIMIT {
-        return Err(io::Error::new(
-            io::ErrorKind::FileTooLarge,
-            format!(
-                "{} bytes, over the {} MiB a check reads",
-                meta.len(),
-                READ_LIMIT >> 20
-            ),
-        ));
-    }
-    std::fs::read(path)
 }
 
 fn cstring(s: impl AsRef<std::ffi::OsStr>) -> CString {
