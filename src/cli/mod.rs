@@ -258,9 +258,11 @@ fn interrupted_install(tc: &Toolchain, signal: i32) -> i32 {
     e.exit_code()
 }
 
-/// The toolchain and the versions file (`istio-versions.toml` in the working directory).
+/// The toolchain and the versions file (`istio-versions.toml` in the working directory or the
+/// nearest directory above it).
 fn tool_setup() -> Result<(Toolchain, toolchain::Versions), String> {
-    runner::tool_setup_for(&[]).map_err(|e| toolchain::error_chain(&*e))
+    // The nearest `istio-versions.toml` walking up from here, as `run` finds it from its labs.
+    runner::tool_setup_for(&[PathBuf::from(".")]).map_err(|e| toolchain::error_chain(&*e))
 }
 
 fn ps() -> i32 {

@@ -79,7 +79,14 @@ fn step_problem(at: &At<'_>, step: &gherkin::Step, value: &str, lang: Lang) -> O
         }
         Err(CompileError::Undefined(_)) => Some(problem(
             format!("undefined step: {keyword} {value}"),
-            nearest(step.ty, value, lang).map(|n| format!("the nearest known phrase is: {n}")),
+            nearest(step.ty, value, lang).map(|n| {
+                let types = if n.contains("配列") || n.contains("an array") {
+                    format!(" (JSON types: {JSON_TYPES})")
+                } else {
+                    String::new()
+                };
+                format!("the nearest known phrase is: {n}{types}")
+            }),
         )),
         Err(e @ CompileError::Ambiguous { .. }) => Some(problem(e.to_string(), None)),
     }
@@ -164,20 +171,32 @@ pub(super) fn check_steps(
     problems
 }
 
-/// The known phrase closest to an undefined step, in the lab's language.
+/// The JSON type words a type check takes, in both languages.
+pub const JSON_TYPES: &str = "string/文字列, number/数値, array/配列, object/オブジェクト, \
+     boolean/真偽値, null";
+
+/// The known phrase closest to an undefined step, in the lab's language, and never one that says
+/// the opposite (`含まれる` is not answered with `含まれない`) while one of the step's own polarity is
+/// there.
 fn nearest(ty: StepType, value: &str, lang: Lang) -> Option<&'static str> {
+    let negative = negated(value);
     PHRASES
         .iter()
         .filter(|p| p.ty == ty)
         .map(|p| lang.pick(p.en.example, p.ja.example))
         .map(|text| {
-            (
-                strsim::normalized_levenshtein(&strip_args(value), &strip_args(text)),
-                text,
-            )
+            let likeness = strsim::normalized_levenshtein(&strip_args(value), &strip_args(text));
+            let opposite = if negated(text) == negative { 0.0 } else { 1.0 };
+            (likeness - opposite, text)
         })
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, t)| t)
+}
+
+/// Whether a sentence says something does not hold (its quoted arguments left out).
+fn negated(sentence: &str) -> bool {
+    let words = strip_args(sentence);
+    words.contains(" not ") || words.contains("n't ") || words.contains("ない")
 }
 
 /// The phrase with its quoted arguments and numbers blanked, so the wording decides.
@@ -189,6 +208,26 @@ fn strip_args(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nearest_phrase_keeps_the_steps_polarity() {
+        assert_eq!(
+            nearest(
+                StepType::Then,
+                r#"ファイル "/x" に "a" が含まれている"#,
+                Lang::Ja
+            ),
+            Some(r#"ファイル "/root/lab/a.txt" に "hello" が含まれる"#)
+        );
+        assert_eq!(
+            nearest(
+                StepType::Then,
+                r#"the file "/x" should not contains "y""#,
+                Lang::En
+            ),
+            Some(r#"the file "/root/lab/a.txt" should not contain "Error [""#)
+        );
+    }
 
     #[test]
     fn nearest_phrase_ignores_arguments() {

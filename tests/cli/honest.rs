@@ -129,3 +129,15 @@ fn grading_does_not_pass_a_step_it_could_not_evaluate() {
         .assert()
         .code(0);
 }
+
+#[test]
+fn doctor_finds_the_versions_file_from_a_subdirectory_as_run_does() {
+    let sub = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("features/istio");
+    assert_cmd::Command::cargo_bin("labcheck")
+        .expect("binary")
+        .current_dir(&sub)
+        .arg("doctor")
+        .assert()
+        .stdout(predicates::str::contains("istio-versions.toml"))
+        .stderr(predicates::str::contains("cannot read the version config").not());
+}
