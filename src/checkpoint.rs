@@ -204,6 +204,10 @@ impl Store {
             crate::sandbox::tree::copy(&cell.sandbox.tmp_dir(), &partial.join("tmp"))
                 .await
                 .map_err(io("cannot copy the cell's /tmp"))?;
+            for part in ["upper", "tmp"] {
+                crate::sandbox::tree::drop_set_id_bits(&partial.join(part))
+                    .map_err(io("cannot clear set-id bits in the checkpoint"))?;
+            }
             if let Some(c) = cluster {
                 c.copy(&partial.join("etcd"))
                     .await

@@ -15,6 +15,52 @@ pub fn default_state_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/var/tmp/labcheck"))
 }
 
+/// Why the state directory cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("cannot create the state directory {}: {source}", .dir.display())]
+    Create {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "the state directory {} belongs to user {owner}, not to you: labcheck would run, keep and \
+         remove cells another user made; set LABCHECK_STATE_DIR to a directory of your own",
+        .dir.display()
+    )]
+    NotOwned { dir: PathBuf, owner: u32 },
+}
+
+/// Makes the state directory ready: created if missing, only its owner's (mode 0700), and
+/// refused when another user owns it (its cells and records would be trusted).
+pub fn prepare(dir: &Path) -> Result<(), StateError> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    let create = |source| StateError::Create {
+        dir: dir.to_owned(),
+        source,
+    };
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(create)?;
+    }
+    let meta = std::fs::metadata(dir).map_err(create)?;
+    let me = nix::unistd::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(StateError::NotOwned {
+            dir: dir.to_owned(),
+            owner: meta.uid(),
+        });
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(create)?;
+    }
+    Ok(())
+}
+
 /// One area of the state directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Area {

@@ -60,6 +60,20 @@ where
             return 2;
         }
     };
+    let uses_state = matches!(
+        cli.command,
+        Command::Run(_)
+            | Command::Grade(_)
+            | Command::Mutate(_)
+            | Command::Ps
+            | Command::Shell { .. }
+            | Command::Down { .. }
+            | Command::Clean
+    );
+    if uses_state && let Err(e) = crate::state::prepare(&runner::default_state_dir()) {
+        crate::errln!("labcheck: {e}");
+        return 2;
+    }
     match cli.command {
         Command::Run(args) => runtime.block_on(run(args)),
         Command::Lint { paths } => lint(&paths),

@@ -138,7 +138,10 @@ pub fn write(entries: &[Entry], to: &Path) -> io::Result<()> {
                     std::fs::create_dir_all(parent)?;
                 }
                 std::fs::write(&dst, bytes)?;
-                std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(*mode))?;
+                // Never setuid, setgid or sticky: what a cell wrote must not run as root on the
+                // host (leftovers lie in the report directory).
+                let mode = *mode & 0o777;
+                std::fs::set_permissions(&dst, std::fs::Permissions::from_mode(mode))?;
             }
             Entry::Symlink { path, target } => {
                 let dst = at(path);
@@ -177,6 +180,25 @@ pub async fn copy(from: &Path, to: &Path) -> io::Result<()> {
             String::from_utf8_lossy(&out.stderr).trim()
         )))
     }
+}
+
+/// Clears the setuid and setgid bits of every file and directory under `dir` (symlinks are not
+/// followed): a checkpoint keeps what a cell wrote, never a way to run as its owner.
+pub fn drop_set_id_bits(dir: &Path) -> io::Result<()> {
+    let meta = std::fs::symlink_metadata(dir)?;
+    if meta.file_type().is_symlink() {
+        return Ok(());
+    }
+    let mode = meta.permissions().mode();
+    if mode & 0o6000 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode & !0o6000))?;
+    }
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(dir)? {
+            drop_set_id_bits(&entry?.path())?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -456,3 +456,81 @@ fn a_learner_cannot_mount_make_devices_or_touch_the_kernel() {
     let out = trial.run(&[lab.to_str().expect("utf-8 path")]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
+
+#[test]
+fn set_id_bits_never_leave_a_cell_and_the_state_dir_is_its_owners() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let trial = Trial::new();
+    let lab = trial.lab(
+        "setid.feature",
+        "Feature: setid\n\n  Scenario: leave a setuid copy of id\n    When the learner runs:\n      \"\"\"\n      mkdir -p /root/setid && cp /usr/bin/id /root/setid/id && chmod u+s,g+s /root/setid/id\n      \"\"\"\n    Then the file \"/root/setid/id\" should exist\n\n  Scenario: then fail\n    When the learner runs:\n      \"\"\"\n      echo no > /root/setid/out.txt\n      \"\"\"\n    Then the file \"/root/setid/out.txt\" should contain \"yes\"\n",
+    );
+    let lab = lab.to_str().expect("utf-8 path");
+    // A checkpoint after step 1 (the author's loop writes one), and a failed run's leftovers.
+    let out = trial.run(&[lab, "--step", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let _ = Command::cargo_bin("labcheck")
+        .expect("binary")
+        .env("LABCHECK_STATE_DIR", trial.state.path())
+        .args(["down", "--all"])
+        .output();
+    let out = trial.run(&[lab]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let found = |root: &Path| -> Vec<(PathBuf, u32)> {
+        let mut out = Vec::new();
+        let mut stack = vec![root.to_owned()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let meta = std::fs::symlink_metadata(e.path()).expect("meta");
+                if meta.is_dir() {
+                    stack.push(e.path());
+                } else if e.file_name() == "id" {
+                    out.push((e.path(), meta.permissions().mode()));
+                }
+            }
+        }
+        out
+    };
+    let copies: Vec<(PathBuf, u32)> = found(&trial.state.path().join("checkpoints"))
+        .into_iter()
+        .chain(found(&trial.reports()))
+        .collect();
+    assert!(
+        copies.len() >= 2,
+        "a checkpoint and the leftovers hold the copy: {copies:?}"
+    );
+    for (path, mode) in &copies {
+        assert_eq!(
+            mode & 0o6000,
+            0,
+            "{} keeps a set-id bit: {mode:o}",
+            path.display()
+        );
+    }
+    // A state directory labcheck makes is its owner's only, and another user's is refused.
+    let fresh = trial.dir.path().join("fresh-state");
+    let out = Command::cargo_bin("labcheck")
+        .expect("binary")
+        .arg("ps")
+        .env("LABCHECK_STATE_DIR", &fresh)
+        .output()
+        .expect("labcheck");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let mode = std::fs::metadata(&fresh).expect("state dir made").mode();
+    assert_eq!(mode & 0o777, 0o700, "state dir mode {mode:o}");
+    let theirs = trial.dir.path().join("theirs");
+    std::fs::create_dir(&theirs).expect("dir");
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).expect("chown");
+    let out = Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args(["run", lab])
+        .env("LABCHECK_STATE_DIR", &theirs)
+        .output()
+        .expect("labcheck");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("belongs to user 65534"),
+        "{}",
+        text(&out)
+    );
+}
