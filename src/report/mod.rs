@@ -135,18 +135,56 @@ pub enum MergeError {
     },
     #[error("cell {cell} is in {path} and in an earlier report: shards must not overlap")]
     Twice { cell: CellId, path: PathBuf },
+    #[error("{path} is not a labcheck record: {why}")]
+    Refused { path: PathBuf, why: String },
+}
+
+/// The most a record a merge reads may hold.
+const RECORD_LIMIT: u64 = 256 << 20;
+
+/// Whether a name a record gives a cell can name a file of the report directory: one path
+/// component, neither `.` nor `..`.
+fn safe_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0'])
 }
 
 impl Record {
     /// Reads the `record.json` a run wrote into `dir`.
     pub fn load(dir: &Path) -> Result<Record, MergeError> {
         let path = dir.join("record.json");
+        let refused = |why: String| MergeError::Refused {
+            path: path.clone(),
+            why,
+        };
+        // A regular file of bounded size: never a FIFO or device to block on or read forever.
+        let meta = std::fs::metadata(&path).map_err(|source| MergeError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        if !meta.is_file() {
+            return Err(refused("not a regular file".to_owned()));
+        }
+        if meta.len() > RECORD_LIMIT {
+            return Err(refused(format!("over {} MiB", RECORD_LIMIT >> 20)));
+        }
         let text = std::fs::read_to_string(&path).map_err(|source| MergeError::Read {
             path: path.clone(),
             source,
         })?;
-        let file: RecordFile =
-            serde_json::from_str(&text).map_err(|source| MergeError::Parse { path, source })?;
+        let file: RecordFile = serde_json::from_str(&text).map_err(|source| MergeError::Parse {
+            path: path.clone(),
+            source,
+        })?;
+        if let Some(c) = file
+            .cells
+            .iter()
+            .find(|c| !safe_name(&c.id.lab) || !safe_name(&c.id.label))
+        {
+            return Err(refused(format!(
+                "cell {:?} names a path, not a cell",
+                c.id.slug()
+            )));
+        }
         Ok(Record {
             cells: file.cells.into_iter().map(|c| (c.id.clone(), c)).collect(),
             interrupted: file.interrupted,

@@ -266,3 +266,44 @@ fn a_terminal_gets_a_live_display_and_a_log_plain_lines() {
         "no terminal codes in a log: {plain}"
     );
 }
+
+#[test]
+fn merge_refuses_records_that_name_paths_or_are_not_files() {
+    let merged = tempfile::tempdir().expect("merged");
+    let merge = |dir: &std::path::Path| {
+        Command::cargo_bin("labcheck")
+            .expect("binary")
+            .arg("merge")
+            .arg(dir)
+            .arg("--report-dir")
+            .arg(merged.path())
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .expect("labcheck merge")
+    };
+    // A real record whose lab id is made to climb out of the report directory.
+    let climbing = tempfile::tempdir().expect("record");
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args(["run", "tests/labs/sandbox/alpha.feature", "--report-dir"])
+        .arg(climbing.path())
+        .assert()
+        .code(0);
+    let path = climbing.path().join("record.json");
+    let mut record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("record")).expect("json");
+    record["cells"][0]["id"]["lab"] = serde_json::json!("../x");
+    std::fs::write(&path, record.to_string()).expect("write record");
+    let out = merge(climbing.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("names a path, not a cell"), "{stderr}");
+    assert!(!merged.path().parent().expect("parent").join("x").exists());
+    // A record that is a device: refused at once, never read.
+    let device = tempfile::tempdir().expect("record");
+    std::os::unix::fs::symlink("/dev/zero", device.path().join("record.json")).expect("link");
+    let out = merge(device.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not a regular file"), "{stderr}");
+}
