@@ -215,6 +215,7 @@ pub async fn run(args: RunArgs) -> i32 {
     )
     .await;
     let record = console.record();
+    let mut written = true;
     match record.write(&opts.report_dir) {
         Ok(paths) => {
             if let Some(html) = paths
@@ -224,10 +225,13 @@ pub async fn run(args: RunArgs) -> i32 {
                 crate::errln!("labcheck: report {}", html.display());
             }
         }
-        Err(e) => crate::errln!(
-            "labcheck: cannot write reports to {}: {e}",
-            opts.report_dir.display()
-        ),
+        Err(e) => {
+            written = false;
+            crate::errln!(
+                "labcheck: cannot write reports to {}: {e}",
+                opts.report_dir.display()
+            )
+        }
     }
     for e in &summary.harness_errors {
         crate::errln!("labcheck: harness error: {e}");
@@ -239,7 +243,11 @@ pub async fn run(args: RunArgs) -> i32 {
     crate::outln!("{markdown}");
     let (passed, failed, not_run) = record.counts();
     crate::outln!("{passed} passed, {failed} failed, {not_run} skipped");
-    summary.exit_code()
+    // Reports that could not be written are a harness error: a CI job must not go green on them.
+    match summary.exit_code() {
+        0 | 1 if !written => 2,
+        code => code,
+    }
 }
 
 /// `labcheck mutate`: see [`crate::mutate::session`].

@@ -88,6 +88,21 @@ impl Live {
     }
 }
 
+/// A line of a learner's output as the console shows it: control characters (escape sequences,
+/// carriage returns) written out, so that output can neither drive the terminal nor start a CI
+/// workflow command at the beginning of a line.
+fn visible(line: &str) -> String {
+    line.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// A line above the live display, or on stderr.
 macro_rules! say {
     ($console:expr, $($arg:tt)*) => {
@@ -203,11 +218,11 @@ impl Console {
             Outcome::Failed { line, message } | Outcome::Error { line, message } => {
                 say!(self, "  ✘ {name}  {path}:{line}");
                 for l in message.lines() {
-                    say!(self, "      {l}");
+                    say!(self, "      {}", visible(l));
                 }
                 for t in transcripts {
                     for l in t.render().lines() {
-                        say!(self, "      │ {l}");
+                        say!(self, "      │ {}", visible(l));
                     }
                 }
             }

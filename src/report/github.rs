@@ -61,8 +61,17 @@ pub fn publish(record: &Record, summary: &str) {
     }
 }
 
-/// A workflow command's message: `%`, CR and LF escaped.
+/// A workflow command's message: `%`, CR and LF escaped, and any other control character (a
+/// learner's escape sequence) written out.
 fn data(text: &str) -> String {
+    let text: String = text
+        .chars()
+        .map(|c| match c {
+            '\r' | '\n' | '\t' => c.to_string(),
+            c if c.is_control() => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect();
     text.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")

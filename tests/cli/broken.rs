@@ -231,6 +231,34 @@ fn a_jq_query_past_its_stack_or_memory_is_a_check_error_naming_the_bound() {
 }
 
 #[test]
+fn a_learners_control_characters_never_reach_the_terminal_or_the_ci_log() {
+    let reports = tempfile::tempdir().expect("temp dir");
+    let out = Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args(["run", "tests/labs/broken/escapes.feature", "--report-dir"])
+        .arg(reports.path())
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", reports.path().join("summary.md"))
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .expect("labcheck");
+    assert_eq!(out.status.code(), Some(1));
+    let all = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+    let text = String::from_utf8_lossy(&all);
+    assert!(
+        !text.contains('\u{1b}'),
+        "an escape sequence reached the console: {text:?}"
+    );
+    assert!(
+        !text
+            .split(['\n', '\r'])
+            .any(|l| l.starts_with("::error::pwned")),
+        "the learner's output made a workflow command: {text:?}"
+    );
+    assert!(text.contains("\\u{1b}[2J"), "{text}");
+}
+
+#[test]
 fn under_github_actions_a_failure_is_an_annotation_on_its_line() {
     let reports = tempfile::tempdir().expect("temp dir");
     let step_summary = reports.path().join("step-summary.md");

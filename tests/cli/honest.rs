@@ -141,3 +141,16 @@ fn doctor_finds_the_versions_file_from_a_subdirectory_as_run_does() {
         .stdout(predicates::str::contains("istio-versions.toml"))
         .stderr(predicates::str::contains("cannot read the version config").not());
 }
+
+#[test]
+fn reports_that_cannot_be_written_are_a_harness_error() {
+    let dir = tempfile::tempdir().expect("dir");
+    let not_a_dir = dir.path().join("file");
+    std::fs::write(&not_a_dir, "a file where the report directory should be").expect("file");
+    labcheck()
+        .args(["run", "tests/labs/sandbox/alpha.feature", "--report-dir"])
+        .arg(&not_a_dir)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot write reports"));
+}
