@@ -155,3 +155,34 @@ fn a_reader_that_goes_away_never_panics_the_run() {
     assert!(reports.path().join("record.json").is_file());
     assert!(reports.path().join("junit.xml").is_file());
 }
+
+#[test]
+fn sigint_during_a_slow_check_ends_the_run_at_once() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let reports = tempfile::tempdir().expect("reports");
+    let mut child = start(
+        state.path(),
+        reports.path(),
+        "tests/labs/slow/slow-check.feature",
+    );
+    wait_for_cell(state.path());
+    // The learner's command is done within the wait; the check's `sleep 60` runs now.
+    std::thread::sleep(Duration::from_secs(2));
+    // SAFETY: kill(2) on the pid of the child this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let interrupted = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            interrupted.elapsed() < Duration::from_secs(10),
+            "SIGINT did not end the run during a slow check"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(130));
+    assert!(cells(state.path()).is_empty(), "the cell was removed");
+}
