@@ -232,6 +232,21 @@ pub const PHRASES: &[Phrase] = &[
     },
     Phrase {
         ty: Then,
+        what: "a file does not exist",
+        en: Sentence {
+            expr: r#"the file {string} should not exist"#,
+            example: r#"the file "/root/lab/old.txt" should not exist"#,
+            order: &[0],
+        },
+        ja: Sentence {
+            expr: r#"ファイル {string} が存在しない"#,
+            example: r#"ファイル "/root/lab/old.txt" が存在しない"#,
+            order: &[0],
+        },
+        build: |a| local(Check::FileAbsent(a.path(0))),
+    },
+    Phrase {
+        ty: Then,
         what: "a file has non-blank content",
         en: Sentence {
             expr: r#"the file {string} should not be empty"#,
@@ -373,6 +388,51 @@ pub const PHRASES: &[Phrase] = &[
     },
     Phrase {
         ty: Then,
+        what: "a query does not give exactly this value",
+        en: Sentence {
+            expr: r#"the query {string} on {string} should not equal {value}"#,
+            example: r#"the query ".count" on "/root/lab/a.json" should not equal 0"#,
+            order: &[1, 0, 2],
+        },
+        ja: Sentence {
+            expr: r#"{string} のクエリ {string} の値が {value} と等しくない"#,
+            example: r#""/root/lab/a.json" のクエリ ".count" の値が 0 と等しくない"#,
+            order: &[0, 1, 2],
+        },
+        build: |a| file_query(a, Expect::NotEquals(a.value(2)?)),
+    },
+    Phrase {
+        ty: Then,
+        what: "a query's results include none of the listed values",
+        en: Sentence {
+            expr: r#"the query {string} on {string} should include none of {values}"#,
+            example: r#"the query ".names" on "/root/lab/a.json" should include none of "c", "d""#,
+            order: &[1, 0, 2],
+        },
+        ja: Sentence {
+            expr: r#"{string} のクエリ {string} の結果に {values} のどれも含まれない"#,
+            example: r#""/root/lab/a.json" のクエリ ".names" の結果に "c", "d" のどれも含まれない"#,
+            order: &[0, 1, 2],
+        },
+        build: |a| file_query(a, Expect::Excludes(a.values(2)?)),
+    },
+    Phrase {
+        ty: Then,
+        what: "a query gives at most N results",
+        en: Sentence {
+            expr: r#"the query {string} on {string} should yield at most {int} result(s)"#,
+            example: r#"the query ".names" on "/root/lab/a.json" should yield at most 3 results"#,
+            order: &[1, 0, 2],
+        },
+        ja: Sentence {
+            expr: r#"{string} のクエリ {string} の結果が {int} 個以下である"#,
+            example: r#""/root/lab/a.json" のクエリ ".names" の結果が 3 個以下である"#,
+            order: &[0, 1, 2],
+        },
+        build: |a| file_query(a, Expect::CountAtMost(a.int(2)?)),
+    },
+    Phrase {
+        ty: Then,
         what: "a key is present with a JSON type",
         en: Sentence {
             expr: r#"the query {string} on {string} should be a(n) {jsontype}"#,
@@ -488,6 +548,48 @@ pub const PHRASES: &[Phrase] = &[
     },
     Phrase {
         ty: Then,
+        what: "cluster: no resource of a type has the name",
+        en: Sentence {
+            expr: r#"the cluster should not have a(n) {string} named {string}"#,
+            example: r#"the cluster should not have a "Namespace" named "legacy""#,
+            order: &[0, 1],
+        },
+        ja: Sentence {
+            expr: r#"クラスターに {string} {string} が存在しない"#,
+            example: r#"クラスターに "Namespace" "legacy" が存在しない"#,
+            order: &[0, 1],
+        },
+        build: |a| {
+            cluster(ClusterCheck::Absent {
+                resource: a.text(0),
+                name: a.text(1),
+                namespace: None,
+            })
+        },
+    },
+    Phrase {
+        ty: Then,
+        what: "cluster: no namespaced resource has the name",
+        en: Sentence {
+            expr: r#"the cluster should not have a(n) {string} named {string} in namespace {string}"#,
+            example: r#"the cluster should not have a "Pod" named "web" in namespace "legacy""#,
+            order: &[0, 1, 2],
+        },
+        ja: Sentence {
+            expr: r#"クラスターのネームスペース {string} に {string} {string} が存在しない"#,
+            example: r#"クラスターのネームスペース "legacy" に "Pod" "web" が存在しない"#,
+            order: &[2, 0, 1],
+        },
+        build: |a| {
+            cluster(ClusterCheck::Absent {
+                resource: a.text(0),
+                name: a.text(1),
+                namespace: Some(a.text(2)),
+            })
+        },
+    },
+    Phrase {
+        ty: Then,
         what: "cluster: a CRD has condition Established=True",
         en: Sentence {
             expr: r#"the CRD {string} should be established"#,
@@ -545,6 +647,51 @@ pub const PHRASES: &[Phrase] = &[
             order: &[0, 1, 2],
         },
         build: |a| cluster_query(a, Expect::CountAtLeast(a.int(2)?)),
+    },
+    Phrase {
+        ty: Then,
+        what: "cluster: such a query does not give exactly this value",
+        en: Sentence {
+            expr: r#"the query {string} over the cluster's {string} should not equal {value}"#,
+            example: r#"the query '.items | length' over the cluster's "pods" should not equal 0"#,
+            order: &[1, 0, 2],
+        },
+        ja: Sentence {
+            expr: r#"クラスターの {string} に対するクエリ {string} の値が {value} と等しくない"#,
+            example: r#"クラスターの "pods" に対するクエリ '.items | length' の値が 0 と等しくない"#,
+            order: &[0, 1, 2],
+        },
+        build: |a| cluster_query(a, Expect::NotEquals(a.value(2)?)),
+    },
+    Phrase {
+        ty: Then,
+        what: "cluster: such a query's results include none of the values",
+        en: Sentence {
+            expr: r#"the query {string} over the cluster's {string} should include none of {values}"#,
+            example: r#"the query '.items[].metadata.name' over the cluster's "namespaces" should include none of "legacy""#,
+            order: &[1, 0, 2],
+        },
+        ja: Sentence {
+            expr: r#"クラスターの {string} に対するクエリ {string} の結果に {values} のどれも含まれない"#,
+            example: r#"クラスターの "namespaces" に対するクエリ '.items[].metadata.name' の結果に "legacy" のどれも含まれない"#,
+            order: &[0, 1, 2],
+        },
+        build: |a| cluster_query(a, Expect::Excludes(a.values(2)?)),
+    },
+    Phrase {
+        ty: Then,
+        what: "cluster: such a query gives at most N results",
+        en: Sentence {
+            expr: r#"the query {string} over the cluster's {string} should yield at most {int} result(s)"#,
+            example: r#"the query '.items[]' over the cluster's "pods" should yield at most 2 results"#,
+            order: &[1, 0, 2],
+        },
+        ja: Sentence {
+            expr: r#"クラスターの {string} に対するクエリ {string} の結果が {int} 個以下である"#,
+            example: r#"クラスターの "pods" に対するクエリ '.items[]' の結果が 2 個以下である"#,
+            order: &[0, 1, 2],
+        },
+        build: |a| cluster_query(a, Expect::CountAtMost(a.int(2)?)),
     },
     Phrase {
         ty: Then,

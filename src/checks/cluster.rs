@@ -14,6 +14,12 @@ pub enum ClusterCheck {
         name: String,
         namespace: Option<String>,
     },
+    /// No resource of the type has the name (in the namespace, when one is given).
+    Absent {
+        resource: String,
+        name: String,
+        namespace: Option<String>,
+    },
     CrdEstablished(String),
     Query {
         resource: String,
@@ -39,6 +45,7 @@ impl ClusterCheck {
         use super::documents::compile;
         match self {
             ClusterCheck::Exists { .. }
+            | ClusterCheck::Absent { .. }
             | ClusterCheck::CrdEstablished(_)
             | ClusterCheck::NamespaceLabel { .. } => Ok(()),
             ClusterCheck::Query { query, .. } => compile(query),

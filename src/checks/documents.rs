@@ -66,6 +66,12 @@ pub enum Expect {
     Includes(Vec<Value>),
     /// At least this many results, counted the same way.
     CountAtLeast(usize),
+    /// Not exactly one result equal to this value (no result, several, or another value).
+    NotEquals(Value),
+    /// The results include none of these.
+    Excludes(Vec<Value>),
+    /// At most this many results.
+    CountAtMost(usize),
 }
 
 /// Checks the results of `code` run on `source` against `expect`.
@@ -111,6 +117,57 @@ pub(crate) fn expect(
                     lang.pick("results", "結果"),
                     show(&Value::Array(got))
                 ),
+            ))
+        }
+        Expect::NotEquals(value) => {
+            let equal = results.len() == 1 && numeric_eq(&results[0], value);
+            if !equal {
+                return Ok(());
+            }
+            Err(Failure::new(
+                format!("{code} ≠ {}", show(value)),
+                show(&results[0]),
+            ))
+        }
+        Expect::Excludes(items) => {
+            let got = flatten(results);
+            let present: Vec<String> = items
+                .iter()
+                .filter(|i| got.iter().any(|g| numeric_eq(g, i)))
+                .map(show)
+                .collect();
+            if present.is_empty() {
+                return Ok(());
+            }
+            Err(Failure::new(
+                format!(
+                    "{code} {} {}",
+                    lang.pick("to include none of", "に次がどれも含まれないこと:"),
+                    items.iter().map(show).collect::<Vec<_>>().join(", ")
+                ),
+                format!(
+                    "{} {} — {}: {}",
+                    lang.pick("present:", "含まれている:"),
+                    present.join(", "),
+                    lang.pick("results", "結果"),
+                    show(&Value::Array(got))
+                ),
+            ))
+        }
+        Expect::CountAtMost(n) => {
+            let got = flatten(results);
+            if got.len() <= *n {
+                return Ok(());
+            }
+            Err(Failure::new(
+                match lang {
+                    Lang::En => format!("at most {n} results of {code}"),
+                    Lang::Ja => format!("{code} の結果が {n} 個以下"),
+                },
+                match lang {
+                    Lang::En => format!("{}: {}", got.len(), show(&Value::Array(got))),
+                    Lang::Ja => format!("{} 個: {}", got.len(), show(&Value::Array(got))),
+                },
             ))
         }
         Expect::CountAtLeast(n) => {
@@ -415,6 +472,23 @@ pub(crate) fn numeric_eq(a: &Value, b: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn negative_expectations_pass_and_fail() {
+        let at = Path::new("a.json");
+        let check = |results: Vec<Value>, e: Expect| expect(results, &e, at, ".x", Lang::En);
+        let v = |j: &str| serde_json::from_str::<Value>(j).unwrap();
+        assert!(check(vec![v("1")], Expect::NotEquals(v("2"))).is_ok());
+        assert!(check(vec![], Expect::NotEquals(v("2"))).is_ok());
+        let f = check(vec![v("2")], Expect::NotEquals(v("2"))).unwrap_err();
+        assert!(f.expected.contains("≠ 2"), "{f:?}");
+        assert!(check(vec![v(r#"["a"]"#)], Expect::Excludes(vec![v(r#""b""#)])).is_ok());
+        let f = check(vec![v(r#"["a","b"]"#)], Expect::Excludes(vec![v(r#""b""#)])).unwrap_err();
+        assert!(f.found.contains("\"b\""), "{f:?}");
+        assert!(check(vec![v("[1,2]")], Expect::CountAtMost(2)).is_ok());
+        let f = check(vec![v("[1,2,3]")], Expect::CountAtMost(2)).unwrap_err();
+        assert!(f.found.starts_with('3'), "{f:?}");
+    }
 
     #[test]
     fn query_runs_on_every_yaml_document() {

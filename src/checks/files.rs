@@ -6,6 +6,34 @@ use crate::model::Lang;
 pub(super) fn evaluate(check: &Check, env: &Env<'_>, lang: Lang) -> Result<(), Fault> {
     match check {
         Check::FileExists(path) => read_text(env, path, lang).map(|_| ()),
+        Check::FileAbsent(path) => match (env.read)(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => verdict(false, || {
+                Failure::new(
+                    format!(
+                        "{} {}",
+                        lang.pick("no file at", "次にファイルがないこと:"),
+                        path.display()
+                    ),
+                    lang.pick("a directory", "ディレクトリ"),
+                )
+            }),
+            Err(source) => Err(super::CheckError::Read {
+                path: path.to_owned(),
+                source: std::sync::Arc::new(source),
+            }
+            .into()),
+            Ok(bytes) => verdict(false, || {
+                Failure::new(
+                    format!(
+                        "{} {}",
+                        lang.pick("no file at", "次にファイルがないこと:"),
+                        path.display()
+                    ),
+                    excerpt(&String::from_utf8_lossy(&bytes)),
+                )
+            }),
+        },
         Check::FileNonEmpty(path) => {
             let text = read_text(env, path, lang)?;
             verdict(!text.trim().is_empty(), || {

@@ -48,6 +48,8 @@ pub enum Check {
     OutputContains(String),
     OutputMatches(Regex),
     FileExists(PathBuf),
+    /// The file is not there (nothing at the path).
+    FileAbsent(PathBuf),
     FileNonEmpty(PathBuf),
     FileContains(PathBuf, String),
     FileLacks(PathBuf, String),
@@ -116,6 +118,7 @@ impl Check {
         match self {
             LastExit(_) | OutputContains(_) | OutputMatches(_) => Ok(()),
             FileExists(p)
+            | FileAbsent(p)
             | FileNonEmpty(p)
             | FileContains(p, _)
             | FileLacks(p, _)
@@ -149,6 +152,7 @@ impl Check {
                 Ok(command(self, env.last, lang)?)
             }
             Check::FileExists(_)
+            | Check::FileAbsent(_)
             | Check::FileNonEmpty(_)
             | Check::FileContains(..)
             | Check::FileLacks(..)

@@ -89,6 +89,24 @@ impl ClusterCheck {
                 name,
                 namespace,
             } => exists(client, resource, name, namespace.as_deref(), lang).await,
+            ClusterCheck::Absent {
+                resource,
+                name,
+                namespace,
+            } => match exists(client, resource, name, namespace.as_deref(), lang).await {
+                Err(Fault::Failed(_)) => Ok(()),
+                Err(e) => Err(e),
+                Ok(()) => {
+                    let place = namespace
+                        .as_ref()
+                        .map(|ns| format!(" (namespace {ns})"))
+                        .unwrap_or_default();
+                    Err(Fault::Failed(Failure::new(
+                        format!("{} {resource} {name}{place}", lang.pick("no", "なし:")),
+                        lang.pick("it is in the cluster", "クラスターに存在する"),
+                    )))
+                }
+            },
             ClusterCheck::CrdEstablished(name) => crd_established(client, name, lang).await,
             ClusterCheck::Query {
                 resource,

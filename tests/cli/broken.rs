@@ -259,6 +259,19 @@ fn a_learners_control_characters_never_reach_the_terminal_or_the_ci_log() {
 }
 
 #[test]
+fn a_file_that_should_be_gone_fails_with_what_it_holds() {
+    run("file-still-there")
+        .code(1)
+        .stderr(predicate::str::contains(
+            "tests/labs/broken/file-still-there.feature:9",
+        ))
+        .stderr(predicate::str::contains(
+            "expected: no file at /root/labcheck-gone/old.txt",
+        ))
+        .stderr(predicate::str::contains("stale"));
+}
+
+#[test]
 fn under_github_actions_a_failure_is_an_annotation_on_its_line() {
     let reports = tempfile::tempdir().expect("temp dir");
     let step_summary = reports.path().join("step-summary.md");
