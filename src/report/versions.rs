@@ -42,6 +42,12 @@ static NORMALISE: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
             r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
             "<uid>",
         ),
+        // Names Kubernetes generates: a Pod's after its template hash (web-5f7b556567-sghpc),
+        // a projected token volume's (kube-api-access-s8f6j).
+        (
+            r"(-[0-9a-f]{8,10}|kube-api-access)-[bcdfghjklmnpqrstvwxz2456789]{5}\b",
+            "$1-<id>",
+        ),
         // YAML (`resourceVersion: "279"`) and JSON (`"resourceVersion": "279"`).
         (r#"(resourceVersion['"]?:\s*['"]?)\d+"#, "$1<rv>"),
         // Istio and Kubernetes versions: 1.31, v1.35.4, 1.31-dev.eed52ebb, 1.30.8
@@ -256,6 +262,17 @@ mod tests {
         let b = "client version: 1.30-dev.9739e10e\nimage: docker.io/istio/proxyv2:1.30-dev.9739e10e\ncreationTimestamp: \"2026-12-02T11:30:05Z\"\n";
         assert_eq!(normalise(a), normalise(b));
         assert!(differ((Some(a), Some(b))).is_none());
+    }
+
+    #[test]
+    fn generated_names_are_not_differences() {
+        let a = "name: web-5f7b556567-sghpc\nvolume: kube-api-access-s8f6j\n";
+        let b = "name: web-5f7b556567-2jmpq\nvolume: kube-api-access-wbwxd\n";
+        assert_eq!(normalise(a), normalise(b));
+        assert_ne!(
+            normalise("name: web-5f7b556567-sghpc"),
+            normalise("name: api-6c8d9f7b45-sghpc")
+        );
     }
 
     #[test]
