@@ -79,6 +79,9 @@
     ならば ネームスペース "mesh-lab" のラベル "istio-injection" が "enabled" である
     かつ ネームスペース "legacy" にラベル "istio-injection" がない
     かつ ネームスペース "control" にラベル "istio-injection" がない
+    かつ クラスターのネームスペース "mesh-lab" に "Deployment" "web" が存在する
+    かつ クラスターのネームスペース "legacy" に "Deployment" "web" が存在する
+    かつ クラスターのネームスペース "control" に "Deployment" "web" が存在する
     かつ 20 秒以内に クラスターの "pods" に対するクエリ '[.items[] | select(.metadata.namespace == "mesh-lab" and .status.phase == "Running") | {containers: [.spec.containers[].name], sidecar: [.spec.initContainers[]? | select(.name == "istio-proxy") | .restartPolicy]}]' の値が [{"containers": ["web"], "sidecar": ["Always"]}] と等しい
     かつ 20 秒以内に クラスターの "pods" に対するクエリ '[.items[] | select(.metadata.namespace == "legacy" or .metadata.namespace == "control") | select(.status.phase == "Running") | {ns: .metadata.namespace, names: [((.spec.initContainers // []) + .spec.containers)[].name]}] | sort_by(.ns)' の値が [{"ns": "control", "names": ["web"]}, {"ns": "legacy", "names": ["web"]}] と等しい
 
@@ -167,6 +170,7 @@
       """
     ならば 最後のコマンドが失敗する
     かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '[.items[]? | select(.metadata.namespace == "mesh-lab")] | length' の値が 0 と等しい
+    かつ "/root/injection/vs-bad.yaml" のクエリ '[.spec.http[]?.route[]? | select(.weight < 0)]' の結果が 1 個以上ある
     かつ ファイル "/root/injection/out/vs-denied.txt" に "admission webhook" が含まれる
     かつ ファイル "/root/injection/out/vs-denied.txt" に コマンド "kubectl apply --dry-run=server -f /root/injection/vs-bad.yaml 2>&1" の出力のすべての行が含まれる
 
@@ -254,18 +258,25 @@
       "/root/injection/out/analyze-after.json" のクエリ '[.[] | select(.origin == "DestinationRule mesh-lab/web")] | length' の値が 0 と等しい
       """
 
-  シナリオ: istioctl proxy-status で istiod に尋ねる
-    istioctl proxy-status の出力を /root/injection/out/proxy-status.txt に保存してください。istioctl は
-    istiod の Pod へのポートフォワードで、このセルの istiod に直接尋ねます。
+  シナリオ: istioctl proxy-status と istioctl version で istiod に尋ねる
+    istioctl proxy-status の出力を /root/injection/out/proxy-status.txt に、istioctl version の出力を
+    /root/injection/out/version.txt に保存してください。istioctl は istiod の Pod へのポートフォワードで、
+    このセルの istiod に直接尋ねます。version.txt には、istiod が答えたコントロールプレーンのバージョンの行が
+    含まれている必要があります。
 
     ヒント: proxy-status は、istiod に接続している各プロキシが最新の設定と同期しているか(SYNCED か STALE か)を
     一覧にします。この環境ではコンテナが起動しないので Envoy は istiod に接続せず、一覧は見出しの行だけです。
     それでも、それが istiod の答えです。
 
+    ヒント: istioctl version の「control plane version」は istiod が答えた行です。「data plane version」の行は、
+    この環境では istioctl 自身の接続を数えるので、実行するたびに数が変わります。採点はその行を見ません。
+
     もし 学習者が次のコマンドを実行する
       """
       istioctl proxy-status > /root/injection/out/proxy-status.txt
+      istioctl version > /root/injection/out/version.txt
       """
     ならば 最後のコマンドが成功する
     かつ ファイル "/root/injection/out/proxy-status.txt" が空でない
     かつ ファイル "/root/injection/out/proxy-status.txt" が コマンド "istioctl proxy-status" の出力と等しい
+    かつ ファイル "/root/injection/out/version.txt" に コマンド "istioctl version 2>&1 | grep -v '^data plane version'" の出力のすべての行が含まれる
