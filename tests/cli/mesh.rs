@@ -213,3 +213,38 @@ fn a_mesh_cell_from_a_checkpoint_runs_its_own_controllers_kwok_and_istiod() {
     let istiod = std::fs::read_to_string(cells[0].join("cluster/istiod.log")).expect("istiod.log");
     assert!(istiod.contains("pilot-discovery starts as Pod"), "{istiod}");
 }
+
+#[test]
+fn a_kept_mesh_cell_keeps_its_node_ready_past_the_grace_period() {
+    use crate::author::{Down, labcheck};
+
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let _down = Down(state.path());
+    let reports = tempfile::tempdir().expect("reports");
+    labcheck(state.path())
+        .args(["run", "tests/labs/mesh/live.feature", "--istio", "1.31"])
+        .args(["--step", "3", "--report-dir"])
+        .arg(reports.path())
+        .assert()
+        .code(0);
+    let name = std::fs::read_dir(state.path().join("cells"))
+        .expect("cells")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .next()
+        .expect("a kept cell");
+    // Past the node lifecycle controller's grace period (40 s) and a little more: a node whose
+    // Lease nobody renews would be marked NotReady, re-initialized and lose its address.
+    std::thread::sleep(Duration::from_secs(75));
+    let out = labcheck(state.path())
+        .args(["shell", &name])
+        .write_stdin(
+            "kubectl get node kwok-node-0 -o jsonpath='{.status.addresses[*].type} {.status.conditions[?(@.type==\"Ready\")].status}'; echo\n\
+             istioctl proxy-status >/dev/null && echo proxy-status-ok\n",
+        )
+        .output()
+        .expect("shell");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("InternalIP True"), "{stdout}");
+    assert!(stdout.contains("proxy-status-ok"), "{stdout}");
+}

@@ -78,6 +78,10 @@ pub fn args(kubeconfig: &Path, config: &Path, cert: &Path, key: &Path) -> Vec<St
         format!("--kubeconfig={}", path(kubeconfig)),
         format!("--config={}", path(config)),
         "--manage-all-nodes=true".into(),
+        // kwok renews the node's Lease, as a kubelet does (kwokctl's default): without it the
+        // node lifecycle controller marks the node NotReady after its grace period, kwok's
+        // initialize stage runs again and the node's addresses come and go.
+        "--node-lease-duration-seconds=40".into(),
         format!("--node-ip={NODE_IP}"),
         format!("--node-port={NODE_PORT}"),
         format!("--server-address={NODE_IP}:{NODE_PORT}"),
