@@ -124,11 +124,11 @@ fn what_a_person_sees_in_chromium(report: &std::path::Path, location: &str) {
     }
 }
 
-/// The cells a run's JUnit report names (one suite per cell).
-fn suites(dir: &std::path::Path) -> Vec<String> {
+/// The `name` attributes of a run's JUnit elements of one kind, sorted.
+fn junit_names(dir: &std::path::Path, element: &str) -> Vec<String> {
     let xml = std::fs::read_to_string(dir.join("junit.xml")).expect("junit.xml");
     let mut names: Vec<String> = xml
-        .split("<testsuite ")
+        .split(&format!("<{element} "))
         .skip(1)
         .filter_map(|s| s.split("name=\"").nth(1))
         .filter_map(|s| s.split('"').next())
@@ -138,18 +138,14 @@ fn suites(dir: &std::path::Path) -> Vec<String> {
     names
 }
 
+/// The cells a run's JUnit report names (one suite per cell).
+fn suites(dir: &std::path::Path) -> Vec<String> {
+    junit_names(dir, "testsuite")
+}
+
 /// The test case names of a JUnit report, sorted.
 fn test_cases(dir: &std::path::Path) -> Vec<String> {
-    let xml = std::fs::read_to_string(dir.join("junit.xml")).expect("junit.xml");
-    let mut names: Vec<String> = xml
-        .split("<testcase ")
-        .skip(1)
-        .filter_map(|s| s.split("name=\"").nth(1))
-        .filter_map(|s| s.split('"').next())
-        .map(str::to_owned)
-        .collect();
-    names.sort();
-    names
+    junit_names(dir, "testcase")
 }
 
 #[test]
