@@ -60,20 +60,25 @@ pub fn keys(text: &str, lab: &Lab, identity: &str) -> BTreeMap<usize, Key> {
         .filter(|s| s.kind == StepKind::Step)
         .collect();
     let mut keys = BTreeMap::new();
+    // One pass over the text: each key hashes the prefix up to its step's end, so the hash of
+    // the text so far is carried from step to step (linear in the lab's length).
+    let mut hash = Sha256::new();
+    hash.update(b"labcheck checkpoint 1\n");
+    hash.update(identity.as_bytes());
+    let mut hashed = 0;
     for (i, step) in steps.iter().enumerate() {
         let end = steps
             .get(i + 1)
             .map(|next| next.line.saturating_sub(1))
             .unwrap_or(lines.len())
-            .min(lines.len());
-        let mut hash = Sha256::new();
-        hash.update(b"labcheck checkpoint 1\n");
-        hash.update(identity.as_bytes());
-        for line in &lines[..end] {
+            .min(lines.len())
+            .max(hashed);
+        for line in &lines[hashed..end] {
             hash.update(line.as_bytes());
             hash.update(b"\n");
         }
-        keys.insert(step.line, Key(hex(&hash.finalize())));
+        hashed = end;
+        keys.insert(step.line, Key(hex(&hash.clone().finalize())));
     }
     keys
 }
@@ -353,4 +358,32 @@ fn digest_tree(root: &Path) -> io::Result<String> {
         hash.update(b"\n");
     }
     Ok(hex(&hash.finalize()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each key is the hash of the text up to its step's end: the one pass gives what hashing
+    /// each prefix anew gives (checkpoints written before stay valid).
+    #[test]
+    fn keys_hash_each_steps_prefix() {
+        let text = "Feature: f\n\n  Scenario: one\n    When the learner runs:\n      \"\"\"\n      true\n      \"\"\"\n    Then the last command should succeed\n\n  Scenario: two\n    When the learner runs:\n      \"\"\"\n      true\n      \"\"\"\n    Then the last command should succeed\n";
+        let path = std::path::Path::new("f.feature");
+        let lab = crate::lint::lint_text(path, path, text).expect("the lab lints");
+        let keys = keys(text, &lab, "id");
+        let lines: Vec<&str> = text.lines().collect();
+        let prefix = |end: usize| {
+            let mut hash = Sha256::new();
+            hash.update(b"labcheck checkpoint 1\n");
+            hash.update(b"id");
+            for line in &lines[..end] {
+                hash.update(line.as_bytes());
+                hash.update(b"\n");
+            }
+            Key(hex(&hash.finalize()))
+        };
+        assert_eq!(keys.get(&3), Some(&prefix(9)));
+        assert_eq!(keys.get(&10), Some(&prefix(lines.len())));
+    }
 }
