@@ -239,7 +239,18 @@ fn finish(
         .iter()
         .filter(|r| r.outcome == Outcome::Missed)
         .collect();
-    if !missed.is_empty() {
+    // Missed mutants the author has not marked are the checks' gaps; marked ones are listed
+    // apart, one line each, with the author's reason.
+    let (marked, unmarked): (Vec<&Result>, Vec<&Result>) =
+        missed.iter().partition(|r| r.equivalent.is_some());
+    let label = |r: &Result| {
+        if r.label == "-" {
+            String::new()
+        } else {
+            format!("[istio {}] ", r.label)
+        }
+    };
+    if !unmarked.is_empty() {
         crate::outln!(
             "\n{}",
             lang.pick(
@@ -247,13 +258,26 @@ fn finish(
                 "見逃した変異(どのチェックもこの間違った解答を不合格にしない):"
             )
         );
-        for r in &missed {
-            let label = if r.label == "-" {
-                String::new()
-            } else {
-                format!("[istio {}] ", r.label)
-            };
-            crate::out!("{label}{}", report::diff(r, &req.lab));
+        for r in &unmarked {
+            crate::out!("{}{}", label(r), report::diff(r, &req.lab));
+        }
+    }
+    if !marked.is_empty() {
+        crate::outln!(
+            "\n{}",
+            lang.pick(
+                "Missed, marked equivalent (no grader could tell them apart):",
+                "見逃しだが同等と記したもの(採点で区別できない):"
+            )
+        );
+        for r in &marked {
+            let reason = r.equivalent.as_deref().unwrap_or_default();
+            crate::outln!(
+                "{}{} {} — {reason}",
+                label(r),
+                r.mutant.id,
+                r.mutant.describe()
+            );
         }
     }
     crate::outln!("\n{}", report::summary(&results, lang));

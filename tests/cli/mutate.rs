@@ -122,5 +122,9 @@ fn missed_mutants_marked_equivalent_pass_and_the_lab_works_from_tmp() {
         .assert()
         .code(0)
         .stderr(predicate::str::contains("equivalent"))
-        .stdout(predicate::str::contains("2 equivalent"));
+        .stdout(predicate::str::contains("2 equivalent"))
+        // Marked mutants are listed apart with their reason, never under the missed heading.
+        .stdout(predicate::str::contains("Missed mutants (no check rejects").not())
+        .stdout(predicate::str::contains("Missed, marked equivalent"))
+        .stdout(predicate::str::contains("the task names no replica count"));
 }
