@@ -99,6 +99,16 @@ impl Action {
 /// The longest a check may wait to hold.
 pub const MAX_WAIT: Duration = Duration::from_secs(600);
 
+/// The checks a docstring lists — its non-blank lines that are not comments — with their
+/// index among the docstring's lines.
+fn listed(docstring: &str) -> impl Iterator<Item = (usize, &str)> {
+    docstring
+        .lines()
+        .map(str::trim)
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+}
+
 /// The checks a mistake's step lists, with the feature line each is written on.
 pub fn listed_with_lines(step: &cucumber::gherkin::Step) -> Vec<(usize, String)> {
     let Some(doc) = &step.docstring else {
@@ -107,20 +117,12 @@ pub fn listed_with_lines(step: &cucumber::gherkin::Step) -> Vec<(usize, String)>
     // The docstring's text starts on the line after its opening `"""`; the parser keeps the
     // newline that ends that line.
     let first = step.position.line + if doc.starts_with('\n') { 1 } else { 2 };
-    doc.lines()
-        .enumerate()
-        .map(|(i, l)| (first + i, l.trim()))
-        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
-        .map(|(line, l)| (line, l.to_owned()))
+    listed(doc)
+        .map(|(i, l)| (first + i, l.to_owned()))
         .collect()
 }
 
-/// The checks a mistake scenario's docstring lists: its non-blank lines that are not comments.
+/// The checks a mistake scenario's docstring lists.
 pub fn listed_checks(docstring: &str) -> Vec<String> {
-    docstring
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(str::to_owned)
-        .collect()
+    listed(docstring).map(|(_, l)| l.to_owned()).collect()
 }

@@ -217,16 +217,7 @@ impl LocalCluster {
             mesh.stop().await;
         }
         for child in [&mut self.apiserver, &mut self.etcd] {
-            if let Some(pid) = child.id() {
-                unix::kill_group(pid as i32, libc::SIGTERM);
-                if tokio::time::timeout(Duration::from_secs(3), child.wait())
-                    .await
-                    .is_err()
-                {
-                    unix::kill_group(pid as i32, libc::SIGKILL);
-                    let _ = child.wait().await;
-                }
-            }
+            mesh::stop(child).await;
         }
     }
 

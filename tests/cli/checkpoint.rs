@@ -47,6 +47,16 @@ fn steps(report: &Path) -> (Steps, serde_json::Value) {
     (out, record)
 }
 
+/// The cells of a record that started from a checkpoint.
+fn resumed_cells(record: &serde_json::Value) -> Vec<&serde_json::Value> {
+    record["cells"]
+        .as_array()
+        .expect("cells")
+        .iter()
+        .filter(|c| !c["resumed"].is_null())
+        .collect()
+}
+
 /// Runs `args` twice, from checkpoints and replaying every step, and compares what both
 /// recorded: every step the checkpointed run ran has the replay's outcome and artifacts.
 /// Returns the checkpointed run's record.
@@ -77,12 +87,7 @@ fn same_as_replay(args: &[&str]) -> serde_json::Value {
     }
     // The replay ran every step the checkpointed run skipped, and nothing else differs.
     let skipped = replayed_steps.len() - forked_steps.len();
-    let resumed: Vec<&serde_json::Value> = record["cells"]
-        .as_array()
-        .expect("cells")
-        .iter()
-        .filter(|c| !c["resumed"].is_null())
-        .collect();
+    let resumed = resumed_cells(&record);
     let expected: u64 = resumed
         .iter()
         .map(|c| c["resumed"]["after_step"].as_u64().expect("after_step"))
@@ -119,12 +124,7 @@ fn an_istio_lab_from_checkpoints_ends_as_its_replay_byte_for_byte() {
         "--istio",
         "1.31",
     ]);
-    let resumed = record["cells"]
-        .as_array()
-        .expect("cells")
-        .iter()
-        .filter(|c| !c["resumed"].is_null())
-        .count();
+    let resumed = resumed_cells(&record).len();
     assert!(resumed >= 3, "mistake cells from checkpoints: {resumed}");
 }
 
@@ -292,11 +292,6 @@ fn a_mesh_lab_from_checkpoints_ends_as_its_replay_byte_for_byte() {
     // The mistake cell restores a checkpoint of an installed mesh: its own controllers, kwok and
     // istiod start again from the checkpoint's etcd, and the step ends as the replay does.
     let record = same_as_replay(&["run", "tests/labs/mesh/rollout.feature", "--istio", "1.31"]);
-    let resumed = record["cells"]
-        .as_array()
-        .expect("cells")
-        .iter()
-        .filter(|c| !c["resumed"].is_null())
-        .count();
+    let resumed = resumed_cells(&record).len();
     assert_eq!(resumed, 1, "the mistake's cell starts from a checkpoint");
 }

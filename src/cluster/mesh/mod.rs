@@ -270,8 +270,9 @@ impl Drop for Mesh {
     }
 }
 
-/// Stops a process group: SIGTERM, up to 3 s, then SIGKILL.
-async fn stop(child: &mut tokio::process::Child) {
+/// Stops a process group: SIGTERM, up to 3 s, then SIGKILL. Every process of a cell's cluster
+/// ends this way.
+pub(super) async fn stop(child: &mut tokio::process::Child) {
     if let Some(pid) = child.id() {
         unix::kill_group(pid as i32, libc::SIGTERM);
         if tokio::time::timeout(Duration::from_secs(3), child.wait())
