@@ -8,6 +8,7 @@ pub mod action;
 pub mod args;
 pub mod bindings;
 pub mod compile;
+pub mod names;
 pub mod phrases;
 mod prepare;
 pub mod vocabulary;

@@ -9,6 +9,7 @@ use cucumber::gherkin;
 
 use super::action::{Action, Check};
 use super::compile::{Compiled, compile, compile_check};
+use super::names::Names;
 use super::prepare;
 use crate::cell::{Cell, DEFAULT_TIMEOUT};
 use crate::checks::{CheckError, Env, Failure, Fault};
@@ -159,9 +160,23 @@ impl LabWorld {
         let (last, timeout) = (self.last.as_ref(), self.timeout());
         let mut verdicts = Vec::new();
         let lines = super::action::listed_with_lines(step);
-        for (text, (line, _)) in listed.iter().zip(lines) {
-            let compiled =
-                compile_check(text, step).map_err(|e| StepFailure::Step(format!("{text}: {e}")))?;
+        let names = cell
+            .lab
+            .feature()
+            .map(|f| Names::find(&cell.lab.text, &f).0)
+            .unwrap_or_default();
+        for (listed, (line, _)) in listed.iter().zip(lines) {
+            let resolved = names
+                .resolve(listed)
+                .map_err(|e| StepFailure::Step(format!("{listed}: {}", e.render(lang))))?;
+            // A reference shows the check it stands for.
+            let text = if resolved == *listed {
+                resolved.clone()
+            } else {
+                format!("{listed}: {resolved}")
+            };
+            let compiled = compile_check(&resolved, step)
+                .map_err(|e| StepFailure::Step(format!("{text}: {e}")))?;
             let check_lang = compiled.lang;
             let result = match compiled.action {
                 Action::Check(check) => evaluate(cell, &check, check_lang, last, timeout).await,
@@ -183,7 +198,7 @@ impl LabWorld {
             };
             verdicts.push(StepCheck {
                 line,
-                text: text.clone(),
+                text,
                 verdict,
                 listed: true,
             });

@@ -117,6 +117,7 @@
       NOTE
       """
     ならば ネームスペース "mesh-lab" のラベル "istio-injection" が "enabled" である
+    # チェック: legacy-namespace
     かつ クラスターに "Namespace" "legacy" が存在する
     かつ ネームスペース "legacy" にラベル "istio-injection" がない
     かつ ネームスペース "legacy" にラベル "istio.io/rev" がない
@@ -136,7 +137,7 @@
       """
     ならば 次のチェックで不合格になる
       """
-      クラスターに "Namespace" "legacy" が存在する
+      チェック "legacy-namespace"
       """
 
   シナリオ: フィクスチャのワークロードへのサイドカー注入
@@ -222,6 +223,7 @@
     かつ "/root/istio/out/sidecar.json" のクエリ ".init_containers" の結果が 1 個以上ある
     かつ "/root/istio/out/sidecar.json" のクエリ ".init_containers" の値が "/root/istio/injected.yaml" のクエリ 'select(.kind == "Deployment") | [.spec.template.spec.initContainers[].name]' の値と等しい
     かつ "/root/istio/out/sidecar.json" のクエリ ".container_count" の値が "/root/istio/injected.yaml" のクエリ 'select(.kind == "Deployment") | .spec.template.spec.containers | length' の値と等しい
+    # チェック: proxy-image
     かつ "/root/istio/out/sidecar.json" のクエリ ".proxy_image" の値が "/root/istio/injected.yaml" のクエリ 'select(.kind == "Deployment") | .spec.template.spec.containers[] | select(.name == "istio-proxy") | .image' の値と等しい
     かつ "/root/istio/out/sidecar.json" のクエリ '.interception | test("iptables")' の値が true と等しい
 
@@ -244,7 +246,7 @@
       """
     ならば 次のチェックで不合格になる
       """
-      "/root/istio/out/sidecar.json" のクエリ ".proxy_image" の値が "/root/istio/injected.yaml" のクエリ 'select(.kind == "Deployment") | .spec.template.spec.containers[] | select(.name == "istio-proxy") | .image' の値と等しい
+      チェック "proxy-image"
       """
 
   シナリオ: メッシュ準備状態の要約作成

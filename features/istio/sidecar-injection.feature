@@ -115,6 +115,7 @@
     かつ "/root/injection/out/legacy-before.json" のクエリ '[.items[]? | select(.status.phase == "Running")]' の結果が 1 個以上ある
     かつ "/root/injection/out/legacy-labelled.json" のクエリ '[.items[]? | .metadata.uid] | sort' の値が "/root/injection/out/legacy-before.json" のクエリ '[.items[]? | .metadata.uid] | sort' の値と等しい
     かつ "/root/injection/out/legacy-labelled.json" のクエリ '[.items[]? | ((.spec.initContainers // []) + .spec.containers)[] | select(.name == "istio-proxy")] | length' の値が 0 と等しい
+    # チェック: legacy-sidecar
     かつ 20 秒以内に クラスターの "pods" に対するクエリ '[.items[] | select(.metadata.namespace == "legacy" and .status.phase == "Running") | {containers: [.spec.containers[].name], sidecar: [.spec.initContainers[]? | select(.name == "istio-proxy") | .restartPolicy]}]' の値が [{"containers": ["web"], "sidecar": ["Always"]}] と等しい
     かつ ファイル "/root/injection/out/rollout-status.txt" に コマンド "kubectl -n legacy rollout status deployment/web --timeout=60s" の出力のすべての行が含まれる
     かつ "/root/injection/out/control-before.json" のクエリ '[.items[]? | select(.status.phase == "Running")]' の結果が 1 個以上ある
@@ -136,7 +137,7 @@
       """
     ならば 次のチェックで不合格になる
       """
-      20 秒以内に クラスターの "pods" に対するクエリ '[.items[] | select(.metadata.namespace == "legacy" and .status.phase == "Running") | {containers: [.spec.containers[].name], sidecar: [.spec.initContainers[]? | select(.name == "istio-proxy") | .restartPolicy]}]' の値が [{"containers": ["web"], "sidecar": ["Always"]}] と等しい
+      チェック "legacy-sidecar"
       """
 
   シナリオ: CRD のスキーマは通るが、istiod の検証 Webhook が拒否する VirtualService
@@ -233,7 +234,9 @@
       istioctl analyze -n mesh-lab > out/analyze-after.txt 2>&1
       """
     ならば 最後のコマンドが成功する
+    # チェック: subsets-match-pods
     かつ 20 秒以内に "/root/injection/dr-web.yaml" のクエリ '[.spec.subsets[]?.labels.version] | sort' の値が クラスターの "pods" に対するクエリ '[.items[] | select(.metadata.namespace == "mesh-lab" and .status.phase == "Running") | .metadata.labels.version // empty] | unique' の値と等しい
+    # チェック: dr-analyze-clean
     かつ "/root/injection/out/analyze-after.json" のクエリ '[.[] | select(.origin == "DestinationRule mesh-lab/web")] | length' の値が 0 と等しい
     かつ "/root/injection/out/analyze-after.json" のクエリ '[.[] | .code] | sort' の値が "/root/injection/out/analyze-before.json" のクエリ '[.[] | select(.origin != "DestinationRule mesh-lab/web") | .code] | sort' の値と等しい
     かつ "/root/injection/out/analyze-after.json" のクエリ '.' の値が コマンド "istioctl analyze -n mesh-lab -o json" の出力のクエリ '.' の値と等しい
@@ -254,8 +257,8 @@
       """
     ならば 次のチェックで不合格になる
       """
-      20 秒以内に "/root/injection/dr-web.yaml" のクエリ '[.spec.subsets[]?.labels.version] | sort' の値が クラスターの "pods" に対するクエリ '[.items[] | select(.metadata.namespace == "mesh-lab" and .status.phase == "Running") | .metadata.labels.version // empty] | unique' の値と等しい
-      "/root/injection/out/analyze-after.json" のクエリ '[.[] | select(.origin == "DestinationRule mesh-lab/web")] | length' の値が 0 と等しい
+      チェック "subsets-match-pods"
+      チェック "dr-analyze-clean"
       """
 
   シナリオ: istioctl proxy-status と istioctl version で istiod に尋ねる

@@ -124,12 +124,16 @@
       istioctl analyze -n shop-lab > out/analyze-dr.txt 2>&1
       """
     ならば 最後のコマンドが成功する
+    # チェック: dr-exists
     かつ クラスターのネームスペース "shop-lab" に "DestinationRule" "shop" が存在する
     かつ クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.subsets[]?.name' の結果に "v1", "v2" がすべて含まれる
+    # チェック: dr-subsets
     かつ クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.subsets[]?.labels.version' の結果に "v1", "v2" がすべて含まれる
     かつ クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | {host: .spec.host, subsets: ([.spec.subsets[]? | {name, labels}] | sort_by(.name))}' の値が {"host": "shop", "subsets": [{"name": "v1", "labels": {"version": "v1"}}, {"name": "v2", "labels": {"version": "v2"}}]} と等しい
+    # チェック: analyze-dr-no-ist0101
     かつ ファイル "/root/routing/out/analyze-dr.txt" に "IST0101" が含まれない
     かつ ファイル "/root/routing/out/analyze-dr.txt" に "No validation issues found when analyzing namespace: shop-lab" が含まれる
+    # チェック: analyze-dr-no-errors
     かつ "/root/routing/out/analyze-dr.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
 
   @間違い
@@ -142,9 +146,9 @@
       """
     ならば 次のチェックで不合格になる
       """
-      クラスターのネームスペース "shop-lab" に "DestinationRule" "shop" が存在する
-      ファイル "/root/routing/out/analyze-dr.txt" に "IST0101" が含まれない
-      "/root/routing/out/analyze-dr.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+      チェック "dr-exists"
+      チェック "analyze-dr-no-ist0101"
+      チェック "analyze-dr-no-errors"
       """
 
   @間違い
@@ -174,8 +178,8 @@
       """
     ならば 次のチェックで不合格になる
       """
-      クラスターの "destinationrules.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop") | .spec.subsets[]?.labels.version' の結果に "v1", "v2" がすべて含まれる
-      "/root/routing/out/analyze-dr.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+      チェック "dr-subsets"
+      チェック "analyze-dr-no-errors"
       """
 
   シナリオ: Gateway だけでは何も流れない: 同じネームスペースと istio-system に Gateway を置く
@@ -281,9 +285,13 @@
       istioctl analyze -n shop-lab > out/analyze-gateway.txt 2>&1
       """
     ならば 最後のコマンドが成功する
+    # チェック: ingress-gateways
     かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-ingress") | .spec.gateways[]?' の結果に "shop-gateway" がすべて含まれる
+    # チェック: public-gateways
     かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-public") | .spec.gateways[]?' の結果に "istio-system/public-gateway" がすべて含まれる
+    # チェック: analyze-gateway-no-errors
     かつ "/root/routing/out/analyze-gateway.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+    # チェック: ist0140-origins
     かつ "/root/routing/out/analyze-gateway.json" のクエリ '[.[] | select(.code == "IST0140") | .origin]' の結果に "VirtualService shop-lab/shop-ingress", "VirtualService shop-lab/shop-public" がすべて含まれる
     かつ ファイル "/root/routing/out/analyze-gateway.txt" に "Warning [IST0140] (VirtualService shop-lab/shop-public)" が含まれる
     かつ クラスターの "virtualservices.networking.istio.io" に対するクエリ '[.items[]? | select(.metadata.namespace == "shop-lab" and (.metadata.name == "shop-ingress" or .metadata.name == "shop-public")) | {name: .metadata.name, hosts: .spec.hosts, gateways: .spec.gateways, to: [.spec.http[]?.route[]?.destination | {host, port: .port.number}]}] | sort_by(.name)' の値が [{"name": "shop-ingress", "hosts": ["shop.example.com"], "gateways": ["shop-gateway"], "to": [{"host": "shop", "port": 8080}]}, {"name": "shop-public", "hosts": ["shop.example.org"], "gateways": ["istio-system/public-gateway"], "to": [{"host": "shop", "port": 8080}]}] と等しい
@@ -332,8 +340,8 @@
       """
     ならば 次のチェックで不合格になる
       """
-      クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-ingress") | .spec.gateways[]?' の結果に "shop-gateway" がすべて含まれる
-      "/root/routing/out/analyze-gateway.json" のクエリ '[.[] | select(.code == "IST0140") | .origin]' の結果に "VirtualService shop-lab/shop-ingress", "VirtualService shop-lab/shop-public" がすべて含まれる
+      チェック "ingress-gateways"
+      チェック "ist0140-origins"
       """
 
   @間違い
@@ -382,8 +390,8 @@
       """
     ならば 次のチェックで不合格になる
       """
-      クラスターの "virtualservices.networking.istio.io" に対するクエリ '.items[]? | select(.metadata.namespace == "shop-lab" and .metadata.name == "shop-public") | .spec.gateways[]?' の結果に "istio-system/public-gateway" がすべて含まれる
-      "/root/routing/out/analyze-gateway.json" のクエリ '[.[] | select(.level == "Error")] | length' の値が 0 と等しい
+      チェック "public-gateways"
+      チェック "analyze-gateway-no-errors"
       """
 
   シナリオ: ServiceEntry でメッシュの外の API を登録する

@@ -130,7 +130,7 @@ pub fn lint_text(path: &Path, origin: &Path, text: &str) -> Result<Lab, Vec<Prob
         }
     };
     let lang = language(text);
-    let problems = check_steps(path, origin, &feature, lang);
+    let problems = check_steps(path, origin, &feature, lang, text);
     if !problems.is_empty() {
         return Err(problems);
     }

@@ -11,6 +11,7 @@ use super::{Problem, tags};
 use crate::model::Lang;
 use crate::steps::action::Action;
 use crate::steps::compile::{CompileError, Compiled, compile};
+use crate::steps::names::Names;
 use crate::steps::phrases::{PHRASES, REJECTION};
 
 fn all_steps(feature: &gherkin::Feature) -> Vec<&gherkin::Step> {
@@ -97,8 +98,21 @@ pub(super) fn check_steps(
     origin: &Path,
     feature: &gherkin::Feature,
     lang: Lang,
+    text: &str,
 ) -> Vec<Problem> {
     let mut problems = Vec::new();
+    let (names, label_problems) = Names::find(text, feature);
+    problems.extend(label_problems.into_iter().map(|p| Problem {
+        path: path.to_owned(),
+        line: p.line,
+        col: p.col,
+        message: p.message,
+        hint: Some(
+            "write `# check: NAME` (`# チェック: NAME`) on the line right above the check it names"
+                .to_owned(),
+        ),
+        grades_nothing: false,
+    }));
     let mut check = |step: &gherkin::Step, value: &str, line: usize, col: usize| {
         let at = At {
             path,
@@ -116,11 +130,14 @@ pub(super) fn check_steps(
                     ty: StepType::Then,
                     ..step.clone()
                 };
-                check(&then, &l, line, step.position.col + 2);
+                // A reference that names no check is the structure's to report.
+                if let Ok(resolved) = names.resolve(&l) {
+                    check(&then, &resolved, line, step.position.col + 2);
+                }
             }
         }
     }
-    problems.extend(structure(path, feature));
+    problems.extend(structure(path, feature, &names));
     let mut seen_step = false;
     for sc in feature
         .scenarios

@@ -6,6 +6,7 @@ use std::path::Path;
 use cucumber::gherkin::{self, StepType};
 
 use super::{Problem, tags};
+use crate::steps::names::{Names, reference};
 use crate::steps::phrases::REJECTION;
 
 /// The limits of a lab's cells: the defaults, raised by the Feature's tags; or the tags whose
@@ -43,7 +44,7 @@ pub fn scenarios_in_order(feature: &gherkin::Feature) -> Vec<&gherkin::Scenario>
 
 /// Problems of shape: a lab that grades nothing, a step that checks nothing, outlines, and
 /// mistakes naming checks the main lab does not make by then.
-pub(super) fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem> {
+pub(super) fn structure(path: &Path, feature: &gherkin::Feature, names: &Names) -> Vec<Problem> {
     let problem = |line: usize, col: usize, message: String, hint: &str| Problem {
         path: path.to_owned(),
         line,
@@ -68,6 +69,7 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem>
     }
     // The checks the main lab has made up to each step, by their text.
     let mut made: Vec<String> = Vec::new();
+    let mut made_names: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for sc in scenarios {
         let mistake = tags::has(&sc.tags, tags::MISTAKE);
         let at = (sc.position.line, sc.position.col);
@@ -111,6 +113,11 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem>
         }
         if !mistake {
             made.extend(checks.iter().map(|s| s.value.trim().to_owned()));
+            made_names.extend(
+                checks
+                    .iter()
+                    .flat_map(|s| names.names_of(s.position.line).map(str::to_owned)),
+            );
             continue;
         }
         let rejection = sc
@@ -127,12 +134,33 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature) -> Vec<Problem>
             continue;
         };
         for (line, l) in crate::steps::action::listed_with_lines(rejection) {
+            let col = rejection.position.col + 2;
+            if let Some(r) = reference(&l) {
+                if made_names.contains(r.name) {
+                    continue;
+                }
+                let (message, hint) = match names.resolve(&l) {
+                    Err(unknown) => (
+                        unknown.render(crate::model::Lang::En),
+                        "name the check with `# check: NAME` right above it, or fix the name",
+                    ),
+                    Ok(_) => (
+                        format!(
+                            "the mistake names a check the lab does not make by this step: {}",
+                            r.name
+                        ),
+                        "name checks of the step the mistake gets wrong (or of an earlier step)",
+                    ),
+                };
+                problems.push(problem(line, col, message, hint));
+                continue;
+            }
             if made.contains(&l) {
                 continue;
             }
             problems.push(problem(
                 line,
-                rejection.position.col + 2,
+                col,
                 format!("the mistake names a check the lab does not make by this step: {l}"),
                 "name checks of the step the mistake gets wrong (or of an earlier step), word for word",
             ));

@@ -445,3 +445,27 @@ fn a_check_that_waits_polls_for_its_whole_wait_then_says_how_long() {
         "the check waited its 2 seconds"
     );
 }
+
+#[test]
+fn a_renamed_or_misplaced_check_name_is_caught_by_lint_where_it_is_written() {
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .args(["lint", "tests/labs/broken/renamed-check.feature"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "renamed-check.feature:15:5: the name \"answer-is-42\" is given twice (first on line 13)",
+        ))
+        .stderr(predicate::str::contains(
+            "renamed-check.feature:17:5: the name \"not-a-check\" is not right above a check",
+        ))
+        .stderr(predicate::str::contains(
+            "renamed-check.feature:27:7: no check is named \"answer-is-fourty-two\" \
+             (named checks: answer-is-42, later)",
+        ))
+        .stderr(predicate::str::contains(
+            "renamed-check.feature:28:7: the mistake names a check the lab does not make by this \
+             step: later",
+        ))
+        .stderr(predicate::str::contains("labcheck: 4 problem(s)"));
+}

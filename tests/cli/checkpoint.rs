@@ -257,7 +257,8 @@ fn a_mistake_says_why_each_listed_check_rejected_it() {
     assert_eq!(out.status.code(), Some(0));
     // The console: which line rejected the wrong answer, and what it expected and found.
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("line 60: rejects it"), "{stderr}");
+    assert!(stderr.contains("line 61: rejects it"), "{stderr}");
+    assert!(stderr.contains("line 62: rejects it"), "{stderr}");
     assert!(stderr.contains("expected: exactly 7 lines"), "{stderr}");
     // record.json: the mistake's step holds the listed check's own verdict.
     let text = std::fs::read_to_string(reports.path().join("record.json")).expect("record");
@@ -274,17 +275,23 @@ fn a_mistake_says_why_each_listed_check_rejected_it() {
         .iter()
         .filter(|c| c["listed"] == true)
         .collect();
-    assert_eq!(listed.len(), 1, "{mistake}");
-    assert_eq!(listed[0]["line"], 60);
+    // One by the check's name, one word for word: both are the same check.
+    assert_eq!(listed.len(), 2, "{mistake}");
+    assert_eq!(listed[0]["line"], 61);
+    assert_eq!(
+        listed[0]["text"],
+        "check \"seven-lines\": the file \"/root/carry/report.txt\" should have exactly 7 lines"
+    );
+    assert_eq!(listed[1]["line"], 62);
     let why = listed[0]["verdict"]["Failed"]
         .as_str()
         .expect("a failed check");
     assert!(why.contains("exactly 7 lines"), "{why}");
     // JUnit and Cucumber JSON carry it too.
     let junit = std::fs::read_to_string(reports.path().join("junit.xml")).expect("junit");
-    assert!(junit.contains("line 60: rejects it"), "{junit}");
+    assert!(junit.contains("line 61: rejects it"), "{junit}");
     let cucumber = std::fs::read_to_string(reports.path().join("cucumber.json")).expect("json");
-    assert!(cucumber.contains("line 60: rejects it"));
+    assert!(cucumber.contains("line 61: rejects it"));
 }
 
 #[test]

@@ -39,6 +39,7 @@ Feature: Checkpoint: what a step leaves is what the next one finds
         pwd
       } > report.txt
       """
+    # check: seven-lines
     Then the file "/root/carry/report.txt" should have exactly 7 lines
     And the file "/root/carry/report.txt" should contain "debian_version gone"
     And the file "/root/carry/report.txt" should not contain "README"
@@ -57,5 +58,6 @@ Feature: Checkpoint: what a step leaves is what the next one finds
       """
     Then these checks should reject it:
       """
+      check "seven-lines"
       the file "/root/carry/report.txt" should have exactly 7 lines
       """
