@@ -162,13 +162,7 @@ impl Names {
             let Some(name) = label(comment) else {
                 continue;
             };
-            let mut problem = |message: String| {
-                problems.push(LabelProblem {
-                    line,
-                    col,
-                    message,
-                })
-            };
+            let mut problem = |message: String| problems.push(LabelProblem { line, col, message });
             if name.is_empty() {
                 problem("the comment names a check with no name".to_owned());
                 continue;
@@ -282,7 +276,11 @@ mod tests {
         assert!(names.get("not-a-name-inside-a-docstring").is_none());
         let lines: Vec<usize> = problems.iter().map(|p| p.line).collect();
         assert_eq!(lines, vec![15, 17], "{problems:?}");
-        assert!(problems[0].message.contains("given twice (first on line 8)"));
+        assert!(
+            problems[0]
+                .message
+                .contains("given twice (first on line 8)")
+        );
         assert!(problems[1].message.contains("not right above a check"));
     }
 
@@ -294,7 +292,9 @@ mod tests {
             Ok(r#"the file "/root/a" should exist within 30 seconds"#)
         );
         assert_eq!(
-            names.resolve(r#"check "exists" within 5 seconds"#).as_deref(),
+            names
+                .resolve(r#"check "exists" within 5 seconds"#)
+                .as_deref(),
             Ok(r#"the file "/root/a" should exist within 5 seconds"#)
         );
         assert_eq!(
@@ -307,6 +307,10 @@ mod tests {
         );
         let unknown = names.resolve(r#"check "gone""#).unwrap_err();
         assert_eq!(unknown.known, vec!["exists".to_owned(), "ok".to_owned()]);
-        assert!(unknown.render(Lang::En).contains("no check is named \"gone\""));
+        assert!(
+            unknown
+                .render(Lang::En)
+                .contains("no check is named \"gone\"")
+        );
     }
 }

@@ -102,7 +102,8 @@ pub(super) fn check_steps(
 ) -> Vec<Problem> {
     let mut problems = Vec::new();
     let (names, label_problems) = Names::find(text, feature);
-    problems.extend(label_problems.into_iter().map(|p| Problem {
+    problems.extend(label_problems.into_iter().map(|p| {
+        Problem {
         path: path.to_owned(),
         line: p.line,
         col: p.col,
@@ -112,6 +113,7 @@ pub(super) fn check_steps(
                 .to_owned(),
         ),
         grades_nothing: false,
+    }
     }));
     let mut check = |step: &gherkin::Step, value: &str, line: usize, col: usize| {
         let at = At {

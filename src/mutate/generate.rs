@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use tree_sitter::Node;
 
+use super::arguments::arguments;
 use super::bash::{self, descendants, named_children, text};
+use super::jq::jq_program;
 use super::targets::targets;
 pub use super::values::one_char;
 use super::values::{inline_json, unquote, yaml_edits};
@@ -35,6 +37,20 @@ pub enum Operator {
     DropKey,
     /// A target argument changed: a namespace, a file, a context, a resource name.
     Target,
+    /// A key of inline YAML/JSON changed (one character, or a number ±1).
+    MapKey,
+    /// A number in a command's arguments changed (`--port 8080`).
+    Argument,
+    /// A flag of a command dropped (`-A`, `--overwrite`, `--dry-run=client`).
+    DropFlag,
+    /// A stage of a jq program's top-level pipe dropped.
+    JqStage,
+    /// A jq `select` negated or dropped.
+    JqSelect,
+    /// A key or an index of a jq program changed.
+    JqKey,
+    /// A literal of a jq program changed.
+    JqLiteral,
 }
 
 impl Operator {
@@ -49,6 +65,13 @@ impl Operator {
             Operator::DropItem => "drop-item",
             Operator::DropKey => "drop-key",
             Operator::Target => "target",
+            Operator::MapKey => "map-key",
+            Operator::Argument => "argument",
+            Operator::DropFlag => "drop-flag",
+            Operator::JqStage => "jq-stage",
+            Operator::JqSelect => "jq-select",
+            Operator::JqKey => "jq-key",
+            Operator::JqLiteral => "jq-literal",
         }
     }
 }
@@ -101,20 +124,34 @@ impl Mutant {
             .filter(|l| !l.is_empty())
             .collect::<Vec<_>>()
             .join(" ⏎ ");
-        let short = |s: &str| {
-            if s.chars().count() > 90 {
-                format!("{}…", s.chars().take(90).collect::<String>())
-            } else {
-                s.to_owned()
-            }
-        };
-        format!(
-            "{} `{}` → `{}`",
-            self.operator.name(),
-            short(&before),
-            short(&after)
-        )
+        let (before, after) = around_change(&before, &after);
+        format!("{} `{before}` → `{after}`", self.operator.name())
     }
+}
+
+/// Two texts shortened to what tells them apart: up to 90 characters each, a long line cut to the
+/// part around its first difference (with `…` where text is left out).
+fn around_change(before: &str, after: &str) -> (String, String) {
+    const WIDTH: usize = 90;
+    let (b, a): (Vec<char>, Vec<char>) = (before.chars().collect(), after.chars().collect());
+    let common = b.iter().zip(&a).take_while(|(x, y)| x == y).count();
+    let start = if b.len().max(a.len()) > WIDTH {
+        common.saturating_sub(30)
+    } else {
+        0
+    };
+    let cut = |s: &[char]| {
+        let end = (start + WIDTH).min(s.len());
+        let mut out: String = s[start.min(end)..end].iter().collect();
+        if start > 0 {
+            out.insert(0, '…');
+        }
+        if end < s.len() {
+            out.push('…');
+        }
+        out
+    };
+    (cut(&b), cut(&a))
 }
 
 /// What the reference run left, for typed answers: the first line of each file a command
@@ -161,8 +198,12 @@ pub fn mutants(steps: &[StepScript], answers: Option<&Answers>) -> Vec<Mutant> {
                     with: String::new(),
                 }),
                 "heredoc_body" => yaml_edits(node.start_byte(), text(node, src), &mut edits),
-                "raw_string" => inline_json(node, src, &mut edits),
-                "command" => targets(node, src, &paths, &mut edits),
+                "raw_string" if !is_jq_argument(node, src) => inline_json(node, src, &mut edits),
+                "command" => {
+                    targets(node, src, &paths, &mut edits);
+                    arguments(node, src, &mut edits);
+                    jq_program(node, src, &mut edits);
+                }
                 _ => {}
             }
         }
@@ -175,6 +216,15 @@ pub fn mutants(steps: &[StepScript], answers: Option<&Answers>) -> Vec<Mutant> {
         }
     }
     out
+}
+
+/// Whether a quoted word is an argument of jq (its program, or a value jq reads as text): not
+/// inline JSON to mutate as such.
+fn is_jq_argument(node: Node<'_>, src: &str) -> bool {
+    node.parent()
+        .filter(|p| p.kind() == "command")
+        .and_then(|p| p.child_by_field_name("name"))
+        .is_some_and(|n| text(n, src) == "jq")
 }
 
 /// The statements a learner could leave out: top-level commands and the elements of `&&`/`||`
@@ -484,6 +534,60 @@ mod tests {
             of(&ms, Operator::Scalar)
                 .iter()
                 .any(|a| a.contains("\"count\": 3"))
+        );
+    }
+
+    #[test]
+    fn keys_arguments_flags_and_jq_programs_change() {
+        let ms = mutants(
+            &[step(
+                "cat > /root/pa.yaml <<'EOF'\napiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata:\n  name: web\n  labels:\n    team: shop\nspec:\n  portLevelMtls: {8081: {mode: STRICT}}\nEOF\necho '{\"count\": 2}' > /root/answer.json\nkubectl -n shop port-forward svc/web 8080 --address=0.0.0.0 -A\nkubectl get pods -o json | jq -r '.items[] | select(.status.phase == \"Running\") | .metadata.name' > /root/names.txt\n",
+            )],
+            None,
+        );
+        let keys = of(&ms, Operator::MapKey);
+        // A manifest's data keys and numeric keys change; its schema's fields do not.
+        assert!(keys.iter().any(|a| a == "    tean: shop"), "{keys:?}");
+        assert!(keys.iter().any(|a| a.contains("{8082: {mode")), "{keys:?}");
+        assert!(
+            !keys
+                .iter()
+                .any(|a| a.contains("spec") || a.contains("modf")),
+            "{keys:?}"
+        );
+        // An answer file's keys are the learner's data.
+        assert!(keys.iter().any(|a| a.contains("\"counu\": 2")), "{keys:?}");
+        let args = of(&ms, Operator::Argument);
+        assert!(args.iter().any(|a| a.contains("svc/web 8081 ")), "{args:?}");
+        let flags = of(&ms, Operator::DropFlag);
+        assert!(flags.iter().any(|a| a.ends_with("8080 -A")), "{flags:?}");
+        assert!(flags.iter().any(|a| a.ends_with("0.0.0.0")), "{flags:?}");
+        assert!(
+            flags.iter().any(|a| a.contains("| jq '.items")),
+            "{flags:?}"
+        );
+        assert!(
+            of(&ms, Operator::JqSelect)
+                .iter()
+                .any(|a| a.contains("select((.status.phase == \"Running\") | not)"))
+        );
+        assert!(
+            of(&ms, Operator::JqLiteral)
+                .iter()
+                .any(|a| a.contains("\"Runninh\""))
+        );
+        assert!(
+            of(&ms, Operator::JqStage)
+                .iter()
+                .any(|a| a.contains("jq -r '.items[] |  | .metadata.name'")
+                    || a.contains("jq -r '.items[] | .metadata.name'")),
+            "{:?}",
+            of(&ms, Operator::JqStage)
+        );
+        assert!(
+            of(&ms, Operator::JqKey)
+                .iter()
+                .any(|a| a.contains(".metadata.namf"))
         );
     }
 

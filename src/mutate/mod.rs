@@ -6,9 +6,11 @@
 //! *unviable* when bash rejects the script. Missed mutants are the lab's weak checks, unless the
 //! author marks them equivalent ([`equivalents`]).
 
+mod arguments;
 pub mod bash;
 pub mod equivalents;
 pub mod generate;
+mod jq;
 pub mod lab;
 pub mod report;
 pub mod session;

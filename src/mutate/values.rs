@@ -1,6 +1,6 @@
 //! Mutation operators on the values a learner types into documents: in a heredoc (YAML or JSON)
 //! or an inline JSON string, a number ±1 or 0, a boolean flipped, one character of a string,
-//! two sibling values swapped, a list item or a key dropped.
+//! two sibling values swapped, a list item or a key dropped, a map key changed.
 
 use regex::Regex;
 use tree_sitter::Node;
@@ -26,10 +26,24 @@ pub(super) fn yaml_edits(base: usize, body: &str, edits: &mut Vec<Edit>) {
     type Values = Vec<(std::ops::Range<usize>, String)>;
     let mut siblings: std::collections::BTreeMap<(String, usize), Values> =
         std::collections::BTreeMap::new();
+    // A Kubernetes manifest's keys are its schema's fields (a changed one is refused by the API
+    // server): only the keys that are data are changed there. Any other document is the
+    // learner's own data.
+    let manifest = lines
+        .iter()
+        .any(|(_, l)| l.starts_with("apiVersion:") || l.starts_with("kind:"));
+    // The block keys that enclose the line: (indent, key).
+    let mut open: Vec<(usize, String)> = Vec::new();
     for (i, (start, line)) in lines.iter().enumerate() {
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
+        let depth = indent(line) + usize::from(line.trim_start().starts_with("- ")) * 2;
+        while open.last().is_some_and(|(d, _)| *d >= depth) {
+            open.pop();
+        }
+        let parent = open.last().map(|(_, k)| k.as_str());
+        map_keys(*start, line, manifest.then_some(parent), edits);
         let key_of = |l: &str| {
             l.trim_start()
                 .trim_start_matches("- ")
@@ -39,6 +53,9 @@ pub(super) fn yaml_edits(base: usize, body: &str, edits: &mut Vec<Edit>) {
                 .trim_matches('"')
                 .to_owned()
         };
+        if line.contains(':') {
+            open.push((depth, key_of(line)));
+        }
         if let Some(c) = scalar.captures(line) {
             let key = c[2].trim_matches('"').to_owned();
             let value = c.get(4).expect("group 4");
@@ -106,6 +123,67 @@ pub(super) fn yaml_edits(base: usize, body: &str, edits: &mut Vec<Edit>) {
     }
 }
 
+/// The maps of a manifest whose keys are data, not fields of the schema.
+const DATA_MAPS: &[&str] = &[
+    "labels",
+    "matchLabels",
+    "selector",
+    "nodeSelector",
+    "annotations",
+    "data",
+    "stringData",
+    "portLevelMtls",
+];
+
+/// The keys of a YAML line — the block key it starts with and the keys of flow mappings on it
+/// (`portLevelMtls: {8081: {mode: STRICT}}`) — each changed: a number +1, a name by one
+/// character. In a manifest (`in_manifest` holds the enclosing block key) only keys that are
+/// data change: numbers, and the keys of a data map (labels, selectors, annotations, …).
+fn map_keys(start: usize, line: &str, in_manifest: Option<Option<&str>>, edits: &mut Vec<Edit>) {
+    static KEY: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let key = KEY.get_or_init(|| {
+        Regex::new(r#"(?:^\s*(?:-\s+)?|[{,]\s*)"?(?P<key>[A-Za-z0-9_.\-/]+)"?:(?:\s|$)"#)
+            .expect("static regex")
+    });
+    // The block key of the line, the parent of its first-level flow keys.
+    let own = line
+        .trim_start()
+        .trim_start_matches("- ")
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .trim_matches('"');
+    for c in key.captures_iter(line) {
+        let k = c.name("key").expect("named group");
+        if let Some(parent) = in_manifest {
+            let flow_depth =
+                line[..k.start()].matches('{').count() - line[..k.start()].matches('}').count();
+            let parent = match flow_depth {
+                0 => parent,
+                1 => Some(own),
+                _ => None,
+            };
+            let data = parent.is_some_and(|p| DATA_MAPS.contains(&p));
+            if !(data || k.as_str().parse::<u64>().is_ok()) {
+                continue;
+            }
+        }
+        edits.push(Edit {
+            op: Operator::MapKey,
+            range: start + k.start()..start + k.end(),
+            with: changed_key(k.as_str()),
+        });
+    }
+}
+
+/// A key changed: a number +1, a name by one character.
+fn changed_key(key: &str) -> String {
+    match key.parse::<u64>() {
+        Ok(n) => (n + 1).to_string(),
+        Err(_) => one_char(key),
+    }
+}
+
 /// Scalar edits inside a single-quoted JSON string (`echo '{"a": 1}'`): values changed, items
 /// of arrays of scalars dropped.
 pub(super) fn inline_json(node: Node<'_>, src: &str, edits: &mut Vec<Edit>) {
@@ -121,6 +199,16 @@ pub(super) fn inline_json(node: Node<'_>, src: &str, edits: &mut Vec<Edit>) {
         Regex::new(r#""[^"]+"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false)"#)
             .expect("static regex")
     });
+    static KEY: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let key = KEY.get_or_init(|| Regex::new(r#""([^"\\]+)"\s*:"#).expect("static regex"));
+    for c in key.captures_iter(inner) {
+        let k = c.get(1).expect("group 1");
+        edits.push(Edit {
+            op: Operator::MapKey,
+            range: base + k.start()..base + k.end(),
+            with: changed_key(k.as_str()),
+        });
+    }
     for c in pair.captures_iter(inner) {
         let v = c.get(1).expect("group 1");
         for with in scalar_changes(v.as_str()) {

@@ -39,7 +39,10 @@ fn list_shows_every_mutant_without_running() {
             "{LAB}:15: scalar `replicas: 3` → `replicas: 4`"
         )))
         .stdout(predicate::str::contains("delete-command"))
-        .stdout(predicate::str::contains("6 mutants"));
+        .stdout(predicate::str::contains(
+            "map-key `replicas: 3` → `replicat: 3`",
+        ))
+        .stdout(predicate::str::contains("8 mutants"));
 }
 
 #[test]
@@ -52,13 +55,13 @@ fn the_weak_check_misses_and_the_strong_one_catches() {
         .code(1)
         .stdout(predicate::str::contains(format!("{LAB}:15: scalar")))
         .stdout(predicate::str::contains("  - replicas: 3\n  + replicas: 4"))
-        .stdout(predicate::str::contains("4 caught, 2 missed"))
-        .stdout(predicate::str::contains("score 0.67"))
+        .stdout(predicate::str::contains("6 caught, 2 missed"))
+        .stdout(predicate::str::contains("score 0.75"))
         .stderr(predicate::str::contains(
             "scalar `name: shop` → `name: shoq` — by the check at line 19",
         ));
     let rows = outcomes(reports.path());
-    assert_eq!(rows.len(), 6);
+    assert_eq!(rows.len(), 8);
     let weak = find(&rows, "replicas: 4");
     assert_eq!(weak["outcome"], "missed");
     assert_eq!(weak["lines"][0], 15);
@@ -80,7 +83,7 @@ fn the_weak_check_misses_and_the_strong_one_catches() {
         "{html}"
     );
     assert!(html.contains("caught by the check at") && html.contains("shoq"));
-    assert!(html.contains("<td>0.67</td>"), "{html}");
+    assert!(html.contains("<td>0.75</td>"), "{html}");
 }
 
 #[test]
@@ -127,4 +130,37 @@ fn missed_mutants_marked_equivalent_pass_and_the_lab_works_from_tmp() {
         .stdout(predicate::str::contains("Missed mutants (no check rejects").not())
         .stdout(predicate::str::contains("Missed, marked equivalent"))
         .stdout(predicate::str::contains("the task names no replica count"));
+}
+
+#[test]
+fn a_learners_jq_program_is_mutated_and_every_wrong_program_is_caught() {
+    let lab = "tests/labs/mutate/jq-answer.feature";
+    let reports = tempfile::tempdir().expect("reports");
+    labcheck()
+        .args(["mutate", lab, "--report-dir"])
+        .arg(reports.path())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("score 1.00"));
+    let rows = outcomes(reports.path());
+    let ops = |op: &str| -> Vec<&Value> { rows.iter().filter(|r| r["operator"] == op).collect() };
+    for op in ["jq-stage", "jq-select", "jq-key", "jq-literal", "drop-flag"] {
+        let made = ops(op);
+        assert!(!made.is_empty(), "no {op} mutant: {rows:?}");
+        assert!(made.iter().all(|r| r["outcome"] == "caught"), "{made:?}");
+    }
+    // The negated select and a changed literal are among them.
+    let after = |r: &&Value| r["after"][0].as_str().unwrap_or_default().to_owned();
+    assert!(
+        ops("jq-select")
+            .iter()
+            .map(after)
+            .any(|a| a.contains("| not)"))
+    );
+    assert!(
+        ops("jq-literal")
+            .iter()
+            .map(after)
+            .any(|a| a.contains("\"shoq\""))
+    );
 }
