@@ -303,9 +303,7 @@ impl Record {
                     c.peak_memory = *peak_memory;
                 }
             }
-            Event::Captured { .. }
-            | Event::ToolBuild { .. }
-            | Event::CheckpointDiscarded { .. } => {}
+            Event::Captured { .. } | Event::ToolBuild { .. } => {}
             Event::RunFinished {
                 interrupted,
                 duration,

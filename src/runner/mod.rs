@@ -109,13 +109,7 @@ pub async fn run(
     let store = Store::new(&opts.state_dir);
     store.reap_partial();
     let slots = Rc::new(resume::Slots::default());
-    for d in resume::arrange(opts, env, &store, &mut cells, &slots) {
-        sink(Event::CheckpointDiscarded {
-            lab: d.lab,
-            line: d.line,
-            reason: d.reason,
-        });
-    }
+    resume::arrange(opts, env, &store, &mut cells, &slots);
     sink(Event::RunStarted {
         cells: cells
             .iter()
@@ -159,8 +153,6 @@ pub async fn run(
         signal = shutdown_signal() => Some(signal),
     };
     summary.interrupted = interrupted;
-    // No cell of this run restores a checkpoint any more: the cap holds again.
-    shared.store.release();
     if interrupted.is_some() {
         // Dropping the cells' futures killed their process groups, holders and clusters; their
         // directories go too, unless kept.
