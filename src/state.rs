@@ -72,6 +72,8 @@ pub enum Area {
     Mutants,
     /// Checkpoints, content-addressed.
     Checkpoints,
+    /// Mutant outcomes, content-addressed (`labcheck mutate`'s cache).
+    Outcomes,
     /// Bootstrapped etcd data per pair of cluster binaries.
     Templates,
 }
@@ -87,6 +89,7 @@ impl Area {
             Area::Grade => "grade",
             Area::Mutants => "mutants",
             Area::Checkpoints => "checkpoints",
+            Area::Outcomes => "mutant-outcomes",
             Area::Templates => "templates",
         }
     }

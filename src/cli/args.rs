@@ -162,6 +162,16 @@ pub struct MutateArgs {
     /// Where `mutants/` (outcomes.json, caught.txt, missed.txt) goes.
     #[arg(long, default_value = "target/labcheck")]
     pub report_dir: PathBuf,
+    /// Run only the mutant with this id (as `--list` and the reports show it); repeatable.
+    #[arg(long = "mutant", value_name = "ID")]
+    pub mutants: Vec<String>,
+    /// Only the mutants a change since this git revision can affect: those of the steps whose
+    /// scripts it touches, and of every step at or before a step whose checks it touches.
+    #[arg(long, value_name = "BASE")]
+    pub in_diff: Option<String>,
+    /// Neither read nor keep outcomes of earlier runs.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// Cluster backends.

@@ -111,6 +111,10 @@ where
             let store = crate::checkpoint::Store::new(&state);
             crate::outln!("removed {} checkpoint(s)", store.clear());
             let _ = std::fs::remove_dir_all(crate::state::Area::Templates.dir(&state));
+            let outcomes = crate::state::Area::Outcomes.dir(&state);
+            let kept = std::fs::read_dir(&outcomes).map_or(0, |d| d.count());
+            let _ = std::fs::remove_dir_all(&outcomes);
+            crate::outln!("removed {kept} kept mutant outcome(s)");
             code
         }),
         Command::Merge { dirs, report_dir } => merge(&dirs, &report_dir),
@@ -260,6 +264,11 @@ async fn mutate(args: MutateArgs) -> i32 {
         jobs: args.jobs,
         list: args.list,
         report_dir: args.report_dir,
+        selection: crate::mutate::select::Selection {
+            ids: args.mutants,
+            in_diff: args.in_diff,
+        },
+        cache: !args.no_cache,
     };
     match session::mutate(&request).await {
         Ok(outcome) => outcome.exit_code(),

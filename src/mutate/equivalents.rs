@@ -79,9 +79,50 @@ pub fn load(lab: &Path) -> Result<HashMap<String, String>, EquivalentsError> {
     Ok(out)
 }
 
+/// The entries the author has yet to write for missed mutants not marked equivalent: a skeleton
+/// of the equivalents file, each reason left empty (a file with an empty reason is refused, so
+/// none is marked by accident).
+pub fn skeleton(lab: &Path, missed: &[(&str, String)]) -> String {
+    let mut out = format!(
+        "# Missed mutants of {} that no entry marks equivalent. For each, either make a check\n\
+         # reject it, or give the reason no grader could tell it from the right answer and move\n\
+         # the entry into {}.\n",
+        lab.display(),
+        path_for(lab).display()
+    );
+    for (id, mutant) in missed {
+        let quoted = toml::Value::String(mutant.clone());
+        out.push_str(&format!(
+            "\n[[equivalent]]\nid = \"{id}\"\nmutant = {quoted}\nreason = \"\"\n"
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_skeleton_marks_nothing_until_its_reasons_are_written() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let lab = dir.path().join("lab.feature");
+        let text = skeleton(&lab, &[("abc123", "scalar `a: 1` → `a: 2`".to_owned())]);
+        std::fs::write(path_for(&lab), &text).expect("write");
+        assert!(
+            matches!(load(&lab), Err(EquivalentsError::NoReason { .. })),
+            "{text}"
+        );
+        std::fs::write(
+            path_for(&lab),
+            text.replace("reason = \"\"", "reason = \"same\""),
+        )
+        .expect("write");
+        assert_eq!(
+            load(&lab).expect("loads").get("abc123").map(String::as_str),
+            Some("same")
+        );
+    }
 
     #[test]
     fn entries_need_a_reason_and_unknown_keys_are_refused() -> Result<(), Box<dyn std::error::Error>>

@@ -8,11 +8,13 @@
 
 mod arguments;
 pub mod bash;
+pub mod cache;
 pub mod equivalents;
 pub mod generate;
 mod jq;
 pub mod lab;
 pub mod report;
+pub mod select;
 pub mod session;
 mod targets;
 mod values;
@@ -64,6 +66,8 @@ pub struct Result {
     pub outcome: Outcome,
     /// The author's reason, when the mutant is marked equivalent.
     pub equivalent: Option<String>,
+    /// The outcome was kept from an earlier session (the mutant did not run).
+    pub cached: bool,
 }
 
 /// Why mutation testing could not be done.
@@ -91,6 +95,10 @@ pub enum MutateError {
     },
     #[error("the lab has no learner commands to mutate")]
     NothingToMutate,
+    #[error("no mutant has the id {id} (the lab has {count}; `labcheck mutate --list` shows them)")]
+    UnknownMutant { id: String, count: usize },
+    #[error("cannot take the diff since {base}: {message}")]
+    Diff { base: String, message: String },
     #[error(transparent)]
     Environment(Box<runner::EnvironmentError>),
     #[error("cannot write {path}: {source}")]
@@ -121,6 +129,10 @@ impl MutateError {
 #[derive(Clone, Debug)]
 pub struct MutateOptions {
     pub lab: PathBuf,
+    /// Which mutants run.
+    pub selection: select::Selection,
+    /// Whether kept outcomes are read and written.
+    pub cache: bool,
     pub labels: Vec<String>,
     pub step: Option<usize>,
     pub jobs: usize,

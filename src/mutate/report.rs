@@ -22,6 +22,11 @@ pub fn line(r: &Result, lang: Lang) -> String {
     } else {
         format!("[istio {}] ", r.label)
     };
+    let word = if r.cached {
+        format!("{word} ({})", lang.pick("kept", "以前の結果"))
+    } else {
+        word
+    };
     let mut out = format!(
         "{word:<10} {label}{} {} ({}) {} {}",
         lang.pick("step", "ステップ"),
@@ -155,6 +160,8 @@ struct Row<'a> {
     #[serde(flatten)]
     outcome: &'a Outcome,
     equivalent: Option<&'a str>,
+    /// The outcome was kept from an earlier run: the mutant did not run again.
+    kept: bool,
 }
 
 /// Writes `outcomes.json`, `caught.txt` and `missed.txt` under `dir`.
@@ -174,6 +181,7 @@ pub fn write(dir: &Path, lab: &Path, results: &[Result]) -> std::io::Result<()> 
             after: &r.mutant.after,
             outcome: &r.outcome,
             equivalent: r.equivalent.as_deref(),
+            kept: r.cached,
         })
         .collect();
     let json = serde_json::to_string_pretty(&rows).map_err(std::io::Error::other)?;

@@ -23,6 +23,10 @@ pub struct Request {
     /// Only list the mutants.
     pub list: bool,
     pub report_dir: PathBuf,
+    /// Which mutants run (`--mutant ID`, `--in-diff BASE`).
+    pub selection: super::select::Selection,
+    /// Read and write kept outcomes (`--no-cache` turns it off).
+    pub cache: bool,
 }
 
 /// How a mutation session ended.
@@ -30,6 +34,8 @@ pub struct Request {
 pub enum LabOutcome {
     /// `--list`: the mutants were printed, none ran.
     Listed,
+    /// The selection (`--in-diff`) left no mutant to run.
+    NothingSelected,
     /// Every mutant ran (or the run was interrupted), and the reports were written.
     Ran {
         /// Some missed mutant is not marked equivalent.
@@ -46,7 +52,7 @@ impl LabOutcome {
     /// mutant errored, 128 + the signal when interrupted.
     pub fn exit_code(&self) -> i32 {
         match self {
-            LabOutcome::Listed => 0,
+            LabOutcome::Listed | LabOutcome::NothingSelected => 0,
             LabOutcome::Ran {
                 interrupted: Some(signal),
                 ..
@@ -66,13 +72,30 @@ pub async fn mutate(req: &Request) -> std::result::Result<LabOutcome, MutateErro
         return Err(MutateError::NothingToMutate);
     }
     let equivalents = super::equivalents::load(&req.lab)?;
+    // The selection, checked before anything runs: an unknown id is an error.
+    let affected = req.selection.affected(&req.lab, &loaded)?;
+    let listed = req
+        .selection
+        .filter(generate::mutants(&loaded.scripts, None), affected.as_ref())?;
     if req.list {
-        list(req, &loaded);
+        list(req, &loaded, &listed);
         return Ok(LabOutcome::Listed);
+    }
+    if listed.is_empty() {
+        crate::errln!(
+            "labcheck mutate: {}",
+            lang.pick(
+                "no mutant is selected (the diff touches no step's script or checks)",
+                "選ばれた変異がない(差分はどのステップのスクリプトにもチェックにも触れていない)"
+            )
+        );
+        return Ok(LabOutcome::NothingSelected);
     }
     let setup = runner::tool_setup_for(std::slice::from_ref(&req.lab));
     let opts = MutateOptions {
         lab: req.lab.clone(),
+        selection: req.selection.clone(),
+        cache: req.cache,
         labels: match &setup {
             Ok((_, versions)) => runner::matrix(versions, &req.istio),
             Err(_) => Vec::new(),
@@ -115,13 +138,26 @@ pub async fn mutate(req: &Request) -> std::result::Result<LabOutcome, MutateErro
         .join(format!("{}-{}", loaded.lab.slug(), std::process::id()));
     let mut results: Vec<Result> = Vec::new();
     let mut interrupted = None;
+    let fixtures = super::cache::tree_digest(&super::select::fixture_dirs(&req.lab, &loaded));
     for label in baseline.labels.keys() {
+        let istio = match &setup {
+            Ok((_, versions)) => format!("{:?}", versions.resolve(label).ok()),
+            Err(_) => String::new(),
+        };
+        let cache = opts.cache.then(|| {
+            super::cache::Cache::open(
+                &crate::state::Area::Outcomes.dir(&opts.state_dir),
+                &[label.as_bytes(), istio.as_bytes(), &executable(), &fixtures],
+            )
+        });
         let session = Label {
             opts: &opts,
             loaded: &loaded,
             env: &env,
             equivalents: &equivalents,
             dir: work.join(label.replace('.', "-")),
+            affected: affected.as_ref(),
+            cache,
         };
         interrupted = session.run(label, &baseline, &mut results).await?;
         if interrupted.is_some() {
@@ -132,13 +168,37 @@ pub async fn mutate(req: &Request) -> std::result::Result<LabOutcome, MutateErro
     finish(req, lang, results, interrupted)
 }
 
-/// Prints every mutant without running anything.
-fn list(req: &Request, loaded: &Loaded) {
+/// What identifies this executable: its size and modification time (a rebuilt labcheck keeps
+/// no outcome of the one before).
+fn executable() -> Vec<u8> {
+    let meta = std::env::current_exe().and_then(std::fs::metadata);
+    match meta {
+        Ok(m) => format!("{} {:?}", m.len(), m.modified().ok()).into_bytes(),
+        Err(_) => b"unknown".to_vec(),
+    }
+}
+
+/// Prints the selected mutants without running anything, marked as the run would treat them:
+/// a script bash rejects is unviable (not run), and a typed answer is made only when its
+/// command's reference output has more than one line (known after the reference run).
+fn list(req: &Request, loaded: &Loaded, mutants: &[generate::Mutant]) {
     let lang = loaded.lab.lang;
-    let all = generate::mutants(&loaded.scripts, None);
-    for m in &all {
+    let (mut unviable, mut typed) = (0, 0);
+    for m in mutants {
+        let mark = if super::syntax_error(&m.script).is_some() {
+            unviable += 1;
+            lang.pick(" [unviable: not run]", " [実行不能: 実行しない]")
+        } else if m.operator == generate::Operator::TypedAnswer {
+            typed += 1;
+            lang.pick(
+                " [only if the reference output has more than one line]",
+                " [模範解答の出力が 2 行以上のときだけ]",
+            )
+        } else {
+            ""
+        };
         crate::outln!(
-            "{} {} {} {}:{}: {}",
+            "{} {} {} {}:{}: {}{mark}",
             m.id,
             lang.pick("step", "ステップ"),
             m.step,
@@ -147,7 +207,20 @@ fn list(req: &Request, loaded: &Loaded) {
             m.describe()
         );
     }
-    crate::outln!("{} {}", all.len(), lang.pick("mutants", "個の変異"));
+    crate::outln!(
+        "{} {} ({} {}, {} {}, {} {})",
+        mutants.len(),
+        lang.pick("mutants", "個の変異"),
+        mutants.len() - unviable - typed,
+        lang.pick("run", "は実行"),
+        typed,
+        lang.pick(
+            "typed answers depend on the reference run",
+            "個の入力した答えは模範解答の実行による"
+        ),
+        unviable,
+        lang.pick("unviable", "個は実行不能"),
+    );
 }
 
 /// The mutants of one Istio label.
@@ -158,6 +231,10 @@ struct Label<'a> {
     equivalents: &'a std::collections::HashMap<String, String>,
     /// Where the mutants' feature files are written.
     dir: PathBuf,
+    /// The steps a diff affects (`--in-diff`), if the session is limited to them.
+    affected: Option<&'a super::select::Affected>,
+    /// Kept outcomes, unless `--no-cache`.
+    cache: Option<super::cache::Cache>,
 }
 
 impl Label<'_> {
@@ -171,24 +248,47 @@ impl Label<'_> {
     ) -> std::result::Result<Option<i32>, MutateError> {
         let lang = self.loaded.lab.lang;
         let answers = baseline.labels.get(label).map(|(_, a)| a);
-        let result = |mutant: generate::Mutant, outcome| Result {
+        let result = |mutant: generate::Mutant, outcome, cached| Result {
             equivalent: self.equivalents.get(&mutant.id).cloned(),
             mutant,
             label: label.to_owned(),
             outcome,
+            cached,
         };
         let mut viable = Vec::new();
-        for m in generate::mutants(&self.loaded.scripts, answers) {
-            match super::syntax_error(&m.script) {
-                Some(message) => results.push(result(m, Outcome::Unviable { message })),
+        let mut kept = 0;
+        let mutants = generate::mutants(&self.loaded.scripts, answers);
+        // Ids were checked against the listed mutants already.
+        let mutants = self
+            .opts
+            .selection
+            .filter(mutants, self.affected)
+            .unwrap_or_default();
+        for m in mutants {
+            if let Some(message) = super::syntax_error(&m.script) {
+                results.push(result(m, Outcome::Unviable { message }, false));
+                continue;
+            }
+            let text = super::lab::mutated_feature(&self.loaded.text, &m);
+            match self.cache.as_ref().and_then(|c| c.get(&text)) {
+                Some(outcome) => {
+                    let r = result(m, outcome, true);
+                    crate::errln!("{}", report::line(&r, lang));
+                    results.push(r);
+                    kept += 1;
+                }
                 None => viable.push(m),
             }
         }
         crate::errln!(
-            "labcheck mutate: istio {label}: {} {}",
+            "labcheck mutate: istio {label}: {} {} ({kept} {})",
             viable.len(),
-            lang.pick("mutants to run", "個の変異を実行")
+            lang.pick("mutants to run", "個の変異を実行"),
+            lang.pick("kept from earlier runs", "個は以前の結果")
         );
+        if viable.is_empty() {
+            return Ok(None);
+        }
         let paths = super::write_mutants(&self.dir, self.loaded, &viable)?;
         let run_opts = super::mutant_options(
             self.opts,
@@ -209,6 +309,7 @@ impl Label<'_> {
                 label: l.clone(),
                 outcome: o.clone(),
                 equivalent: eq.get(&m.id).cloned(),
+                cached: false,
             };
             crate::errln!("{}", report::line(&r, lang));
         });
@@ -219,7 +320,13 @@ impl Label<'_> {
             let outcome = outcomes.get(&m.id).cloned().unwrap_or(Outcome::Error {
                 message: "not run (the run was interrupted)".to_owned(),
             });
-            results.push(result(m, outcome));
+            if let Some(cache) = &self.cache {
+                cache.put(
+                    &super::lab::mutated_feature(&self.loaded.text, &m),
+                    &outcome,
+                );
+            }
+            results.push(result(m, outcome, false));
         }
         Ok(stopped)
     }
@@ -289,13 +396,30 @@ fn finish(
     crate::outln!("labcheck mutate: {}", dir.display());
     let unmarked = missed.iter().any(|r| r.equivalent.is_none());
     if unmarked && interrupted.is_none() {
+        // One entry per mutant, whatever the versions that missed it.
+        let mut entries: Vec<(&str, String)> = missed
+            .iter()
+            .filter(|r| r.equivalent.is_none())
+            .map(|r| (r.mutant.id.as_str(), r.mutant.describe()))
+            .collect();
+        entries.sort();
+        entries.dedup_by(|a, b| a.0 == b.0);
+        let skeleton = dir.join("equivalents-skeleton.toml");
+        std::fs::write(&skeleton, super::equivalents::skeleton(&req.lab, &entries)).map_err(
+            |source| MutateError::Report {
+                path: skeleton.clone(),
+                source,
+            },
+        )?;
         crate::errln!(
-            "labcheck mutate: {} {}",
+            "labcheck mutate: {} {} ({} {})",
             lang.pick(
                 "mark a missed mutant that changes nothing a grader could see in",
                 "採点で区別できない見逃しは次のファイルで同等と記す:"
             ),
-            super::equivalents::path_for(&req.lab).display()
+            super::equivalents::path_for(&req.lab).display(),
+            lang.pick("a skeleton of the entries:", "記入の雛形:"),
+            skeleton.display()
         );
     }
     Ok(LabOutcome::Ran {

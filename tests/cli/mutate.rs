@@ -164,3 +164,141 @@ fn a_learners_jq_program_is_mutated_and_every_wrong_program_is_caught() {
             .any(|a| a.contains("\"shoq\""))
     );
 }
+
+/// A git repository holding a copy of a lab, committed.
+fn committed(lab: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("lab.feature");
+    std::fs::copy(lab, &path).expect("copy the lab");
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .current_dir(dir.path())
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .status()
+            .expect("git runs")
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "lab.feature"]);
+    git(&["commit", "-qm", "lab"]);
+    (dir, path)
+}
+
+fn listed_steps(lab: &std::path::Path, extra: &[&str]) -> std::collections::BTreeSet<String> {
+    let out = labcheck()
+        .args(["mutate", "--list"])
+        .arg(lab)
+        .args(extra)
+        .output()
+        .expect("labcheck runs");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split(" step ").nth(1))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn in_diff_runs_only_the_mutants_a_change_can_affect() {
+    let (dir, lab) = committed("tests/labs/mutate/two-steps.feature");
+    let text = std::fs::read_to_string(&lab).expect("lab");
+    // Nothing changed: nothing is selected, and nothing runs.
+    labcheck()
+        .args(["mutate", "--in-diff", "HEAD"])
+        .arg(&lab)
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("no mutant is selected"));
+    // A change to the second step's script: its mutants only.
+    std::fs::write(&lab, text.replace("echo second >", "echo second  >")).expect("edit");
+    assert_eq!(
+        listed_steps(&lab, &["--in-diff", "HEAD"]),
+        ["2".to_owned()].into()
+    );
+    let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
+    let reports = tempfile::tempdir().expect("reports");
+    labcheck()
+        .env("LABCHECK_STATE_DIR", state.path())
+        .args(["mutate", "--in-diff", "HEAD", "--report-dir"])
+        .arg(reports.path())
+        .arg(&lab)
+        .assert()
+        .code(0);
+    let rows = outcomes(reports.path());
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r["step"] == 2), "{rows:?}");
+    assert!(
+        rows.iter()
+            .all(|r| r["outcome"] == "caught" && r["kept"] == false)
+    );
+    // Run again: every outcome is kept from the first run, none runs.
+    labcheck()
+        .env("LABCHECK_STATE_DIR", state.path())
+        .args(["mutate", "--in-diff", "HEAD", "--report-dir"])
+        .arg(reports.path())
+        .arg(&lab)
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("0 mutants to run"));
+    let again = outcomes(reports.path());
+    assert_eq!(again.len(), rows.len());
+    assert!(again.iter().all(|r| r["kept"] == true), "{again:?}");
+    let strip = |rs: &[Value]| -> Vec<Value> {
+        rs.iter()
+            .map(|r| {
+                let mut r = r.clone();
+                r["kept"] = Value::Null;
+                r
+            })
+            .collect()
+    };
+    assert_eq!(strip(&again), strip(&rows));
+    // A change to the second step's checks: the mutants of both steps.
+    std::fs::write(&lab, text.replace("contain \"second\"", "contain \"sec\"")).expect("edit");
+    assert_eq!(
+        listed_steps(&lab, &["--in-diff", "HEAD"]),
+        ["1".to_owned(), "2".to_owned()].into()
+    );
+    // A revision that does not exist is an error, not an empty diff.
+    labcheck()
+        .args(["mutate", "--list", "--in-diff", "no-such-revision"])
+        .arg(&lab)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "cannot take the diff since no-such-revision",
+        ));
+    drop(dir);
+}
+
+#[test]
+fn one_mutant_reruns_by_its_id_and_missed_ones_get_a_skeleton_to_mark() {
+    let reports = tempfile::tempdir().expect("reports");
+    let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
+    labcheck()
+        .env("LABCHECK_STATE_DIR", state.path())
+        .args(["mutate", LAB, "--mutant", "93247b0934d1", "--report-dir"])
+        .arg(reports.path())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("1 mutants: 0 caught, 1 missed"));
+    let rows = outcomes(reports.path());
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["id"], "93247b0934d1");
+    // The skeleton names the missed mutant with an empty reason: as it is, it marks nothing.
+    let skeleton =
+        std::fs::read_to_string(reports.path().join("mutants/equivalents-skeleton.toml"))
+            .expect("skeleton");
+    assert!(skeleton.contains("id = \"93247b0934d1\"\nmutant = \"scalar `replicas: 3` → `replicas: 4`\"\nreason = \"\""), "{skeleton}");
+    // An id that names no mutant is refused before anything runs.
+    labcheck()
+        .args(["mutate", LAB, "--mutant", "000000000000"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no mutant has the id 000000000000 (the lab has 8",
+        ));
+}
