@@ -737,6 +737,74 @@ pub const PHRASES: &[Phrase] = &[
     },
     Phrase {
         ty: Then,
+        what: "cluster: a jq query on one object of a namespace (`kubectl get -n NS TYPE NAME -o json`) equals a value; an object that is not there fails",
+        en: Sentence {
+            expr: r#"the query {string} on the cluster's {string} {string} in namespace {string} should equal {value}"#,
+            example: r#"the query '[.spec.subsets[].name]' on the cluster's "DestinationRule" "shop" in namespace "shop-lab" should equal ["v1", "v2"]"#,
+            order: &[3, 0, 1, 2, 4],
+        },
+        ja: Sentence {
+            expr: r#"クラスターのネームスペース {string} の {string} {string} に対するクエリ {string} の値が {value} と等しい"#,
+            example: r#"クラスターのネームスペース "shop-lab" の "DestinationRule" "shop" に対するクエリ '[.spec.subsets[].name]' の値が ["v1", "v2"] と等しい"#,
+            order: &[2, 0, 1, 3, 4],
+        },
+        build: |a| {
+            cluster(ClusterCheck::ObjectQuery {
+                resource: a.text(0),
+                name: a.text(1),
+                namespace: Some(a.text(2)),
+                query: a.text(3),
+                expect: Expect::Equals(a.value(4)?),
+            })
+        },
+    },
+    Phrase {
+        ty: Then,
+        what: "cluster: a jq query on one object without a namespace (a Namespace, a CRD, a webhook configuration) equals a value",
+        en: Sentence {
+            expr: r#"the query {string} on the cluster's {string} {string} should equal {value}"#,
+            example: r#"the query '.metadata.labels["istio-injection"]' on the cluster's "Namespace" "mesh-lab" should equal "enabled""#,
+            order: &[2, 0, 1, 3],
+        },
+        ja: Sentence {
+            expr: r#"クラスターの {string} {string} に対するクエリ {string} の値が {value} と等しい"#,
+            example: r#"クラスターの "Namespace" "mesh-lab" に対するクエリ '.metadata.labels["istio-injection"]' の値が "enabled" と等しい"#,
+            order: &[0, 1, 2, 3],
+        },
+        build: |a| {
+            cluster(ClusterCheck::ObjectQuery {
+                resource: a.text(0),
+                name: a.text(1),
+                namespace: None,
+                query: a.text(2),
+                expect: Expect::Equals(a.value(3)?),
+            })
+        },
+    },
+    Phrase {
+        ty: Then,
+        what: "cluster: a query over the cluster equals another query over the cluster",
+        en: Sentence {
+            expr: r#"the query {string} over the cluster's {string} should equal the query {string} over the cluster's {string}"#,
+            example: r#"the query '[.items[] | select(.metadata.name == "web") | .spec.ports[0].targetPort]' over the cluster's "services" should equal the query '[.items[] | .spec.portLevelMtls | keys[] | tonumber]' over the cluster's "peerauthentications""#,
+            order: &[1, 0, 3, 2],
+        },
+        ja: Sentence {
+            expr: r#"クラスターの {string} に対するクエリ {string} の値が クラスターの {string} に対するクエリ {string} の値と等しい"#,
+            example: r#"クラスターの "services" に対するクエリ '[.items[] | select(.metadata.name == "web") | .spec.ports[0].targetPort]' の値が クラスターの "peerauthentications" に対するクエリ '[.items[] | .spec.portLevelMtls | keys[] | tonumber]' の値と等しい"#,
+            order: &[0, 1, 2, 3],
+        },
+        build: |a| {
+            cluster(ClusterCheck::ClusterEqualsCluster {
+                resource: a.text(0),
+                query: a.text(1),
+                other_resource: a.text(2),
+                other_query: a.text(3),
+            })
+        },
+    },
+    Phrase {
+        ty: Then,
         what: "cross-artifact: a query on a file equals a query over the cluster",
         en: Sentence {
             expr: r#"the query {string} on {string} should equal the query {string} over the cluster's {string}"#,

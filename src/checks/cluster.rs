@@ -37,6 +37,22 @@ pub enum ClusterCheck {
         resource: String,
         cluster_query: String,
     },
+    /// A query on one object (`kubectl get <resource> <name> [-n <namespace>] -o json`); an
+    /// object that is not there fails the check.
+    ObjectQuery {
+        resource: String,
+        name: String,
+        namespace: Option<String>,
+        query: String,
+        expect: Expect,
+    },
+    /// A query over the cluster equal to another query over the cluster.
+    ClusterEqualsCluster {
+        resource: String,
+        query: String,
+        other_resource: String,
+        other_query: String,
+    },
 }
 
 impl ClusterCheck {
@@ -48,7 +64,15 @@ impl ClusterCheck {
             | ClusterCheck::Absent { .. }
             | ClusterCheck::CrdEstablished(_)
             | ClusterCheck::NamespaceLabel { .. } => Ok(()),
-            ClusterCheck::Query { query, .. } => compile(query),
+            ClusterCheck::Query { query, .. } | ClusterCheck::ObjectQuery { query, .. } => {
+                compile(query)
+            }
+            ClusterCheck::ClusterEqualsCluster {
+                query, other_query, ..
+            } => {
+                compile(query)?;
+                compile(other_query)
+            }
             ClusterCheck::FileEqualsCluster {
                 file,
                 query,

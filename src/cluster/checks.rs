@@ -151,8 +151,83 @@ impl ClusterCheck {
                     format!("{} {code} = {resource}: {cluster_query}", file.display())
                 })?)
             }
+            ClusterCheck::ObjectQuery {
+                resource,
+                name,
+                namespace,
+                query: code,
+                expect,
+            } => {
+                let object = object(client, resource, name, namespace.as_deref(), lang).await?;
+                let results = query(std::slice::from_ref(&object), code)?;
+                let place = match namespace {
+                    Some(ns) => format!("{resource} {ns}/{name}"),
+                    None => format!("{resource} {name}"),
+                };
+                Ok(crate::checks::documents::expect(
+                    results,
+                    expect,
+                    std::path::Path::new(&place),
+                    code,
+                    lang,
+                )?)
+            }
+            ClusterCheck::ClusterEqualsCluster {
+                resource,
+                query: code,
+                other_resource,
+                other_query,
+            } => {
+                let left = single(
+                    query_list(&list(client, resource).await?, code)?,
+                    std::path::Path::new(resource),
+                    code,
+                    lang,
+                )?;
+                let right = single(
+                    query_list(&list(client, other_resource).await?, other_query)?,
+                    std::path::Path::new(other_resource),
+                    other_query,
+                    lang,
+                )?;
+                Ok(same(&left, &right, || {
+                    format!("{resource}: {code} = {other_resource}: {other_query}")
+                })?)
+            }
         }
     }
+}
+
+/// One object, as `kubectl get <resource> <name> -o json` shows it; not being there is a
+/// failure of the check.
+async fn object(
+    client: &kube::Client,
+    resource: &str,
+    name: &str,
+    namespace: Option<&str>,
+    lang: Lang,
+) -> Result<Value, Fault> {
+    let (ar, namespaced) = resolve(client, resource).await?;
+    let api: Api<DynamicObject> = match (namespace, namespaced) {
+        (Some(ns), true) => Api::namespaced_with(client.clone(), ns, &ar),
+        (None, true) => Api::default_namespaced_with(client.clone(), &ar),
+        _ => Api::all_with(client.clone(), &ar),
+    };
+    let Some(found) = api.get_opt(name).await.map_err(api_error)? else {
+        let place = namespace
+            .map(|ns| format!(" (namespace {ns})"))
+            .unwrap_or_default();
+        return Err(Fault::Failed(Failure::new(
+            format!("{} {name}{place}", ar.kind),
+            lang.pick("not found in the cluster", "クラスターに存在しない"),
+        )));
+    };
+    let mut v = serde_json::to_value(found).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut v {
+        m.insert("apiVersion".into(), Value::from(ar.api_version.clone()));
+        m.insert("kind".into(), Value::from(ar.kind.clone()));
+    }
+    Ok(v)
 }
 
 /// A resource of any type exists (in a namespace, when one is given).
