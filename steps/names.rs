@@ -4,6 +4,8 @@
 //! (`check "legacy-sidecar" within 20 seconds`, `20 秒以内に チェック "legacy-sidecar"`) — instead of
 //! a copy of the check's text. This module finds the names in a lab's text and resolves the
 //! references; lint reports what does not resolve, the mistake's step evaluates what does.
+//! A comment `# message: …` (`# メッセージ: …`) right above a check gives the sentence a learner
+//! reads when the check fails, instead of the check's own expected value.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -33,9 +35,10 @@ pub struct LabelProblem {
     pub message: String,
 }
 
-/// The named checks of a lab, by name.
+/// The named checks of a lab, by name, and the learner-facing messages of its checks, by the
+/// check's line.
 #[derive(Clone, Debug, Default)]
-pub struct Names(BTreeMap<String, Named>);
+pub struct Names(BTreeMap<String, Named>, BTreeMap<usize, String>);
 
 /// A mistake's listed line that refers to a named check.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +81,21 @@ fn label_form() -> &'static Regex {
     FORM.get_or_init(|| {
         Regex::new(r"^#\s*(?:check|チェック)\s*[:：]\s*(?P<name>\S*)\s*$").expect("static regex")
     })
+}
+
+fn message_form() -> &'static Regex {
+    static FORM: OnceLock<Regex> = OnceLock::new();
+    FORM.get_or_init(|| {
+        Regex::new(r"^#\s*(?:message|メッセージ)\s*[:：]\s*(?P<text>.*?)\s*$")
+            .expect("static regex")
+    })
+}
+
+/// The learner-facing message a comment line gives (`# message: …`, `# メッセージ: …`), if it is
+/// one; an empty message is returned as such, for lint to report.
+pub fn message(line: &str) -> Option<&str> {
+    let caps = message_form().captures(line.trim())?;
+    Some(caps.name("text").map_or("", |m| m.as_str()))
 }
 
 fn reference_form() -> &'static Regex {
@@ -158,24 +176,42 @@ impl Names {
         let mut problems = Vec::new();
         let comments = comment_lines(text);
         let comment_at: BTreeMap<usize, &str> = comments.iter().map(|c| (c.0, c.2)).collect();
+        let mut messages = BTreeMap::new();
         for &(line, col, comment) in &comments {
-            let Some(name) = label(comment) else {
-                continue;
-            };
             let mut problem = |message: String| problems.push(LabelProblem { line, col, message });
-            if name.is_empty() {
-                problem("the comment names a check with no name".to_owned());
-                continue;
-            }
-            // The step it names is the next line that is neither blank nor a comment.
+            // The step a comment annotates is the next line that is neither blank nor a comment.
             let next = text
                 .lines()
                 .enumerate()
                 .skip(line)
                 .find(|(i, l)| !l.trim().is_empty() && !comment_at.contains_key(&(i + 1)))
                 .map(|(i, _)| i + 1);
-            let step = next.and_then(|n| steps.get(&n));
-            let Some(step) = step.filter(|s| s.ty == StepType::Then) else {
+            let step = next
+                .and_then(|n| steps.get(&n))
+                .filter(|s| s.ty == StepType::Then);
+            if let Some(text) = message(comment) {
+                match step {
+                    _ if text.is_empty() => {
+                        problem("the comment gives an empty message".to_owned())
+                    }
+                    Some(step) => {
+                        messages.insert(step.position.line, text.to_owned());
+                    }
+                    None => problem(
+                        "the message is not right above a check (a Then step) it could be for"
+                            .to_owned(),
+                    ),
+                }
+                continue;
+            }
+            let Some(name) = label(comment) else {
+                continue;
+            };
+            if name.is_empty() {
+                problem("the comment names a check with no name".to_owned());
+                continue;
+            }
+            let Some(step) = step else {
                 problem(format!(
                     "the name {name:?} is not right above a check (a Then step) it could name"
                 ));
@@ -195,7 +231,12 @@ impl Names {
             }
             names.insert(name.to_owned(), named);
         }
-        (Names(names), problems)
+        (Names(names, messages), problems)
+    }
+
+    /// The learner-facing message of the check on that line, if it has one.
+    pub fn message_of(&self, step_line: usize) -> Option<&str> {
+        self.1.get(&step_line).map(String::as_str)
     }
 
     /// The names of the check step on that line.

@@ -29,8 +29,12 @@ pub struct ScenarioContext {
 #[derive(Clone, Debug)]
 pub enum StepFailure {
     /// A check did not pass: a verdict ([`Fault::Failed`]), or it could not be evaluated
-    /// ([`Fault::Error`], a harness error).
-    Check { fault: Fault, lang: Lang },
+    /// ([`Fault::Error`], a harness error). A check may carry the lab's learner-facing message.
+    Check {
+        fault: Fault,
+        lang: Lang,
+        message: Option<Message>,
+    },
     /// The step itself did not do what it says (a command timed out, a fixture is missing,
     /// checks pass before the step, a mistake was not rejected), in the lab's language.
     Step(String),
@@ -38,11 +42,36 @@ pub enum StepFailure {
     Harness(String),
 }
 
+/// The sentence a lab gives a learner when a check fails (`# message: …` above the check).
+#[derive(Clone, Debug)]
+pub struct Message {
+    pub text: String,
+    /// Shown to a learner being graded: the message alone, not the check's expected value.
+    pub for_learner: bool,
+}
+
 impl StepFailure {
-    /// The failure as the report shows it.
+    /// The failure as the report shows it: a failed check with a message shows the message (and,
+    /// for the author, what the check expected and found under it).
     pub fn render(&self) -> String {
         match self {
-            StepFailure::Check { fault, lang } => fault.render(*lang),
+            StepFailure::Check {
+                fault: fault @ Fault::Failed(_),
+                lang,
+                message: Some(m),
+            } => {
+                if m.for_learner {
+                    m.text.clone()
+                } else {
+                    format!(
+                        "{}
+{}",
+                        m.text,
+                        fault.render(*lang)
+                    )
+                }
+            }
+            StepFailure::Check { fault, lang, .. } => fault.render(*lang),
             StepFailure::Step(m) | StepFailure::Harness(m) => m.clone(),
         }
     }
@@ -62,6 +91,7 @@ impl StepFailure {
         StepFailure::Check {
             fault: Fault::Error(e),
             lang,
+            message: None,
         }
     }
 }
@@ -104,14 +134,14 @@ impl LabWorld {
             Action::Check(check) => {
                 match evaluate(&cell, &check, lang, self.last.as_ref(), self.timeout()).await {
                     None | Some(Ok(())) => Ok(()),
-                    Some(Err(fault)) => Err(StepFailure::Check { fault, lang }),
+                    Some(Err(fault)) => Err(failed(&cell, step, fault, lang)),
                 }
             }
             Action::Eventually(check, wait) => {
                 let last = self.last.as_ref();
                 match evaluate_within(&cell, &check, lang, last, self.timeout(), wait).await {
                     None | Some(Ok(())) => Ok(()),
-                    Some(Err(fault)) => Err(StepFailure::Check { fault, lang }),
+                    Some(Err(fault)) => Err(failed(&cell, step, fault, lang)),
                 }
             }
         }
@@ -269,6 +299,22 @@ impl LabWorld {
             ),
             passing.join("\n  ")
         )))
+    }
+}
+
+/// A check of `step` that did not pass, with the lab's message for it, if it has one.
+fn failed(cell: &Cell, step: &gherkin::Step, fault: Fault, lang: Lang) -> StepFailure {
+    let message = cell.lab.feature().and_then(|f| {
+        let (names, _) = Names::find(&cell.lab.text, &f);
+        names.message_of(step.position.line).map(|text| Message {
+            text: text.to_owned(),
+            for_learner: cell.grading,
+        })
+    });
+    StepFailure::Check {
+        fault,
+        lang,
+        message,
     }
 }
 

@@ -32,6 +32,7 @@ Feature: Self-test: files, documents and notes
       printf '{"containers": ["shop", "log-shipper"], "container_count": 2, "image": "%s"}\n' "$image" > out/summary.json
       """
     Then the last command should succeed
+    # message: Write the names of the Deployment's containers, as a list, to out/summary.json.
     And the query ".containers" on "/root/labcheck-selftest/out/summary.json" should include "shop", "log-shipper"
     And the query ".containers" on "/root/labcheck-selftest/out/summary.json" should yield at least 2 results
     And the query ".container_count" on "/root/labcheck-selftest/out/summary.json" should be a number

@@ -467,5 +467,19 @@ fn a_renamed_or_misplaced_check_name_is_caught_by_lint_where_it_is_written() {
             "renamed-check.feature:28:7: the mistake names a check the lab does not make by this \
              step: later",
         ))
-        .stderr(predicate::str::contains("labcheck: 4 problem(s)"));
+        .stderr(predicate::str::contains(
+            "renamed-check.feature:38:5: the comment gives an empty message",
+        ))
+        .stderr(predicate::str::contains("labcheck: 5 problem(s)"));
+}
+
+#[test]
+fn a_failed_check_shows_its_message_and_to_the_author_what_it_expected() {
+    run("message")
+        .code(1)
+        .stderr(predicate::str::contains(
+            "Write the answer to the question, 42, to /root/answer.txt.",
+        ))
+        .stderr(predicate::str::contains("expected"))
+        .stderr(predicate::str::contains("message.feature:11"));
 }

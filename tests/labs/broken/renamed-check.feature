@@ -1,4 +1,4 @@
-Feature: Named checks that do not resolve are caught by lint
+Feature: Named checks that do not resolve, and empty messages, are caught by lint
   A mistake refers to a check by the name a comment gives it. Renaming the check, naming two checks
   alike, naming a line that is no check, or naming a check of a later step: lint says where.
 
@@ -35,3 +35,4 @@ Feature: Named checks that do not resolve are caught by lint
       """
     # check: later
     Then the file "/root/named/done.txt" should exist
+    # message:
