@@ -225,7 +225,9 @@
     かつ "/root/istio/out/sidecar.json" のクエリ ".container_count" の値が "/root/istio/injected.yaml" のクエリ 'select(.kind == "Deployment") | .spec.template.spec.containers | length' の値と等しい
     # チェック: proxy-image
     かつ "/root/istio/out/sidecar.json" のクエリ ".proxy_image" の値が "/root/istio/injected.yaml" のクエリ 'select(.kind == "Deployment") | .spec.template.spec.containers[] | select(.name == "istio-proxy") | .image' の値と等しい
-    かつ "/root/istio/out/sidecar.json" のクエリ '.interception | test("iptables")' の値が true と等しい
+    かつ "/root/istio/out/sidecar.json" のクエリ '(.interception // "") | test("iptables")' の値が true と等しい
+    # メッセージ: このステップではクラスターに何も作りません。kubectl create には --dry-run=client を付けて、injected.yaml を読むだけにしてください。
+    かつ クラスターのネームスペース "mesh-lab" に "Deployment" "payments" が存在しない
 
   @間違い
   シナリオ: よくある間違い1: proxy_image を記憶で書く
