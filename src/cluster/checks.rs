@@ -76,6 +76,22 @@ fn query_list(list: &Value, code: &str) -> Result<Vec<Value>, CheckError> {
     query(std::slice::from_ref(list), code)
 }
 
+/// The one value a query over the cluster's resources of a type gives.
+async fn cluster_value(
+    client: &kube::Client,
+    resource: &str,
+    code: &str,
+    lang: Lang,
+) -> Result<Value, Fault> {
+    let list = list(client, resource).await?;
+    Ok(single(
+        query_list(&list, code)?,
+        std::path::Path::new(resource),
+        code,
+        lang,
+    )?)
+}
+
 impl ClusterCheck {
     pub async fn evaluate(
         &self,
@@ -140,13 +156,7 @@ impl ClusterCheck {
                     code,
                     lang,
                 )?;
-                let list = list(client, resource).await?;
-                let right = single(
-                    query_list(&list, cluster_query)?,
-                    std::path::Path::new(resource),
-                    cluster_query,
-                    lang,
-                )?;
+                let right = cluster_value(client, resource, cluster_query, lang).await?;
                 Ok(same(&left, &right, || {
                     format!("{} {code} = {resource}: {cluster_query}", file.display())
                 })?)
@@ -178,18 +188,8 @@ impl ClusterCheck {
                 other_resource,
                 other_query,
             } => {
-                let left = single(
-                    query_list(&list(client, resource).await?, code)?,
-                    std::path::Path::new(resource),
-                    code,
-                    lang,
-                )?;
-                let right = single(
-                    query_list(&list(client, other_resource).await?, other_query)?,
-                    std::path::Path::new(other_resource),
-                    other_query,
-                    lang,
-                )?;
+                let left = cluster_value(client, resource, code, lang).await?;
+                let right = cluster_value(client, other_resource, other_query, lang).await?;
                 Ok(same(&left, &right, || {
                     format!("{resource}: {code} = {other_resource}: {other_query}")
                 })?)

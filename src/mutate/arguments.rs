@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::bash::{named_children, text};
+use super::bash::{command_args, text};
 use super::generate::{Edit, Operator};
 use super::values::scalar_changes;
 
@@ -38,17 +38,9 @@ fn takes_value(program: &str, flag: &str) -> bool {
 }
 
 pub(super) fn arguments(command: Node<'_>, src: &str, edits: &mut Vec<Edit>) {
-    let Some(name) = command.child_by_field_name("name") else {
+    let Some((program @ ("kubectl" | "istioctl" | "jq"), args)) = command_args(command, src) else {
         return;
     };
-    let program = text(name, src);
-    if !matches!(program, "kubectl" | "istioctl" | "jq") {
-        return;
-    }
-    let args: Vec<Node<'_>> = named_children(command)
-        .into_iter()
-        .filter(|n| n.id() != name.id() && n.kind() != "file_redirect")
-        .collect();
     let mut i = 0;
     while i < args.len() {
         let (node, word) = (args[i], text(args[i], src));

@@ -33,6 +33,16 @@ pub fn descendants<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     out
 }
 
+/// A command's program (its name as written) and its arguments (redirections left out).
+pub fn command_args<'t, 's>(command: Node<'t>, src: &'s str) -> Option<(&'s str, Vec<Node<'t>>)> {
+    let name = command.child_by_field_name("name")?;
+    let args = named_children(command)
+        .into_iter()
+        .filter(|n| n.id() != name.id() && n.kind() != "file_redirect")
+        .collect();
+    Some((text(name, src), args))
+}
+
 /// The text of a node.
 pub fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
     &src[node.byte_range()]

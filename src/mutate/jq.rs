@@ -5,7 +5,7 @@
 
 use tree_sitter::Node;
 
-use super::bash::{named_children, text};
+use super::bash::{command_args, text};
 use super::generate::{Edit, Operator};
 use super::values::{one_char, scalar_changes};
 
@@ -20,16 +20,9 @@ fn values_taken(flag: &str) -> usize {
 
 /// The edits of the program a `jq` command runs, if it is written as one quoted word.
 pub(super) fn jq_program(command: Node<'_>, src: &str, edits: &mut Vec<Edit>) {
-    let Some(name) = command.child_by_field_name("name") else {
+    let Some(("jq", args)) = command_args(command, src) else {
         return;
     };
-    if text(name, src) != "jq" {
-        return;
-    }
-    let args: Vec<Node<'_>> = named_children(command)
-        .into_iter()
-        .filter(|n| n.id() != name.id() && n.kind() != "file_redirect")
-        .collect();
     let mut i = 0;
     while i < args.len() {
         let word = text(args[i], src);

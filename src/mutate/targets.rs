@@ -3,24 +3,16 @@
 
 use tree_sitter::Node;
 
-use super::bash::{named_children, text};
+use super::bash::{command_args, text};
 use super::generate::{Edit, Operator};
 use super::values::{one_char, unquote};
 
 /// Changes a target argument of kubectl and istioctl: a namespace, a file, a context, the name
 /// of the resource a verb acts on.
 pub(super) fn targets(command: Node<'_>, src: &str, paths: &[String], edits: &mut Vec<Edit>) {
-    let Some(name) = command.child_by_field_name("name") else {
+    let Some((program @ ("kubectl" | "istioctl"), args)) = command_args(command, src) else {
         return;
     };
-    let program = text(name, src);
-    if !matches!(program, "kubectl" | "istioctl") {
-        return;
-    }
-    let args: Vec<Node<'_>> = named_children(command)
-        .into_iter()
-        .filter(|n| n.id() != name.id() && n.kind() != "file_redirect")
-        .collect();
     let words: Vec<String> = args.iter().map(|a| unquote(text(*a, src))).collect();
     let mut push = |node: Node<'_>, with: String| {
         if with != text(node, src) {
