@@ -379,42 +379,72 @@ fn phrase_39_ja() {}
 #[then(expr = r#"{int} 秒以内に ネームスペース {string} にラベル {string} がない"#)]
 fn phrase_39_ja_within() {}
 
+// cluster: a jq query on one object of a namespace (`kubectl get -n NS TYPE NAME -o json`) equals a value; an object that is not there fails
+#[then(expr = r#"the query {string} on the cluster's {string} {string} in namespace {string} should equal {value}"#)]
+fn phrase_40_en() {}
+#[then(expr = r#"the query {string} on the cluster's {string} {string} in namespace {string} should equal {value} within {int} second(s)"#)]
+fn phrase_40_en_within() {}
+#[then(expr = r#"クラスターのネームスペース {string} の {string} {string} に対するクエリ {string} の値が {value} と等しい"#)]
+fn phrase_40_ja() {}
+#[then(expr = r#"{int} 秒以内に クラスターのネームスペース {string} の {string} {string} に対するクエリ {string} の値が {value} と等しい"#)]
+fn phrase_40_ja_within() {}
+
+// cluster: a jq query on one object without a namespace (a Namespace, a CRD, a webhook configuration) equals a value
+#[then(expr = r#"the query {string} on the cluster's {string} {string} should equal {value}"#)]
+fn phrase_41_en() {}
+#[then(expr = r#"the query {string} on the cluster's {string} {string} should equal {value} within {int} second(s)"#)]
+fn phrase_41_en_within() {}
+#[then(expr = r#"クラスターの {string} {string} に対するクエリ {string} の値が {value} と等しい"#)]
+fn phrase_41_ja() {}
+#[then(expr = r#"{int} 秒以内に クラスターの {string} {string} に対するクエリ {string} の値が {value} と等しい"#)]
+fn phrase_41_ja_within() {}
+
+// cluster: a query over the cluster equals another query over the cluster
+#[then(expr = r#"the query {string} over the cluster's {string} should equal the query {string} over the cluster's {string}"#)]
+fn phrase_42_en() {}
+#[then(expr = r#"the query {string} over the cluster's {string} should equal the query {string} over the cluster's {string} within {int} second(s)"#)]
+fn phrase_42_en_within() {}
+#[then(expr = r#"クラスターの {string} に対するクエリ {string} の値が クラスターの {string} に対するクエリ {string} の値と等しい"#)]
+fn phrase_42_ja() {}
+#[then(expr = r#"{int} 秒以内に クラスターの {string} に対するクエリ {string} の値が クラスターの {string} に対するクエリ {string} の値と等しい"#)]
+fn phrase_42_ja_within() {}
+
 // cross-artifact: a query on a file equals a query over the cluster
 #[then(expr = r#"the query {string} on {string} should equal the query {string} over the cluster's {string}"#)]
-fn phrase_40_en() {}
+fn phrase_43_en() {}
 #[then(expr = r#"the query {string} on {string} should equal the query {string} over the cluster's {string} within {int} second(s)"#)]
-fn phrase_40_en_within() {}
+fn phrase_43_en_within() {}
 #[then(expr = r#"{string} のクエリ {string} の値が クラスターの {string} に対するクエリ {string} の値と等しい"#)]
-fn phrase_40_ja() {}
+fn phrase_43_ja() {}
 #[then(expr = r#"{int} 秒以内に {string} のクエリ {string} の値が クラスターの {string} に対するクエリ {string} の値と等しい"#)]
-fn phrase_40_ja_within() {}
+fn phrase_43_ja_within() {}
 
 // oracle: a file equals the stdout of a command the grader runs in the cell at check time (trailing whitespace ignored)
 #[then(expr = r#"the file {string} should equal the output of {string}"#)]
-fn phrase_41_en() {}
+fn phrase_44_en() {}
 #[then(expr = r#"the file {string} should equal the output of {string} within {int} second(s)"#)]
-fn phrase_41_en_within() {}
+fn phrase_44_en_within() {}
 #[then(expr = r#"ファイル {string} が コマンド {string} の出力と等しい"#)]
-fn phrase_41_ja() {}
+fn phrase_44_ja() {}
 #[then(expr = r#"{int} 秒以内に ファイル {string} が コマンド {string} の出力と等しい"#)]
-fn phrase_41_ja_within() {}
+fn phrase_44_ja_within() {}
 
 // oracle: a file holds every line of the grader's command's output
 #[then(expr = r#"the file {string} should contain every line of the output of {string}"#)]
-fn phrase_42_en() {}
+fn phrase_45_en() {}
 #[then(expr = r#"the file {string} should contain every line of the output of {string} within {int} second(s)"#)]
-fn phrase_42_en_within() {}
+fn phrase_45_en_within() {}
 #[then(expr = r#"ファイル {string} に コマンド {string} の出力のすべての行が含まれる"#)]
-fn phrase_42_ja() {}
+fn phrase_45_ja() {}
 #[then(expr = r#"{int} 秒以内に ファイル {string} に コマンド {string} の出力のすべての行が含まれる"#)]
-fn phrase_42_ja_within() {}
+fn phrase_45_ja_within() {}
 
 // oracle: a query on a file equals a query on the grader's command's output (YAML or JSON)
 #[then(expr = r#"the query {string} on {string} should equal the query {string} on the output of {string}"#)]
-fn phrase_43_en() {}
+fn phrase_46_en() {}
 #[then(expr = r#"the query {string} on {string} should equal the query {string} on the output of {string} within {int} second(s)"#)]
-fn phrase_43_en_within() {}
+fn phrase_46_en_within() {}
 #[then(expr = r#"{string} のクエリ {string} の値が コマンド {string} の出力のクエリ {string} の値と等しい"#)]
-fn phrase_43_ja() {}
+fn phrase_46_ja() {}
 #[then(expr = r#"{int} 秒以内に {string} のクエリ {string} の値が コマンド {string} の出力のクエリ {string} の値と等しい"#)]
-fn phrase_43_ja_within() {}
+fn phrase_46_ja_within() {}
