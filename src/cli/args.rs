@@ -40,7 +40,12 @@ pub enum Command {
         istio: Vec<String>,
     },
     /// Print every phrase labs can use, English and Japanese, as a Markdown table.
-    Vocabulary,
+    Vocabulary {
+        /// Print the phrases as step definitions for the Cucumber Language Server instead
+        /// (the repository's editor/glue.rs).
+        #[arg(long)]
+        glue: bool,
+    },
     /// Merge the reports of several runs (the shards of one CI run) into one: reads each
     /// directory's record.json and writes every report to --report-dir.
     Merge {

@@ -124,8 +124,12 @@ where
             format,
             output,
         } => render(&lab, with_solution, format, output.as_deref()),
-        Command::Vocabulary => {
+        Command::Vocabulary { glue: false } => {
             crate::out!("{}", crate::steps::vocabulary::markdown_table());
+            0
+        }
+        Command::Vocabulary { glue: true } => {
+            crate::out!("{}", crate::steps::editor::glue());
             0
         }
     }
