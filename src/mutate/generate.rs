@@ -408,7 +408,14 @@ fn apply(step: &StepScript, edit: Edit) -> Option<Mutant> {
             h.update(part.as_bytes());
             h.update([0]);
         }
-        h.update(range.start.to_le_bytes());
+        // Which occurrence of the changed text in the script, not its byte offset: editing
+        // another command of the script leaves the id (and the author's marks) as they were.
+        let place = if original.is_empty() {
+            range.start
+        } else {
+            src[..range.start].match_indices(original).count()
+        };
+        h.update(place.to_le_bytes());
         let digest = h.finalize();
         digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
     };
@@ -589,6 +596,21 @@ mod tests {
                 .iter()
                 .any(|a| a.contains(".metadata.namf"))
         );
+    }
+
+    #[test]
+    fn ids_survive_an_edit_of_another_command() {
+        let ids = |script: &str| -> BTreeSet<String> {
+            mutants(&[step(script)], None)
+                .into_iter()
+                .filter(|m| m.before.iter().any(|l| l.contains("/root/y")))
+                .map(|m| m.id)
+                .collect()
+        };
+        let before = ids("echo a > /root/x\necho b > /root/y\n");
+        let after = ids("echo aaa  >  /root/x\necho b > /root/y\n");
+        assert!(!before.is_empty());
+        assert_eq!(before, after);
     }
 
     #[test]

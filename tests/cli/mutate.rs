@@ -280,19 +280,19 @@ fn one_mutant_reruns_by_its_id_and_missed_ones_get_a_skeleton_to_mark() {
     let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
     labcheck()
         .env("LABCHECK_STATE_DIR", state.path())
-        .args(["mutate", LAB, "--mutant", "93247b0934d1", "--report-dir"])
+        .args(["mutate", LAB, "--mutant", "ffe70ae13630", "--report-dir"])
         .arg(reports.path())
         .assert()
         .code(1)
         .stdout(predicate::str::contains("1 mutants: 0 caught, 1 missed"));
     let rows = outcomes(reports.path());
     assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0]["id"], "93247b0934d1");
+    assert_eq!(rows[0]["id"], "ffe70ae13630");
     // The skeleton names the missed mutant with an empty reason: as it is, it marks nothing.
     let skeleton =
         std::fs::read_to_string(reports.path().join("mutants/equivalents-skeleton.toml"))
             .expect("skeleton");
-    assert!(skeleton.contains("id = \"93247b0934d1\"\nmutant = \"scalar `replicas: 3` → `replicas: 4`\"\nreason = \"\""), "{skeleton}");
+    assert!(skeleton.contains("id = \"ffe70ae13630\"\nmutant = \"scalar `replicas: 3` → `replicas: 4`\"\nreason = \"\""), "{skeleton}");
     // An id that names no mutant is refused before anything runs.
     labcheck()
         .args(["mutate", LAB, "--mutant", "000000000000"])
