@@ -159,6 +159,9 @@ pub struct Sandbox {
     cgroup: Option<Cgroup>,
     env: Mutex<BTreeMap<String, OsString>>,
     workdir: Mutex<PathBuf>,
+    /// With a learner's copied tree shown ([`SandboxOptions::view`]): the directories it shows,
+    /// the only ones [`Sandbox::read`] reads from.
+    confine: Option<Vec<PathBuf>>,
 }
 
 impl Sandbox {
@@ -189,6 +192,10 @@ impl Sandbox {
         env.insert("LANG".to_owned(), "C.UTF-8".into());
         env.insert("TERM".to_owned(), "dumb".into());
         env.insert("USER".to_owned(), "root".into());
+        let confine = match &options.view {
+            Some(view) => Some(root::view_dirs(view)?),
+            None => None,
+        };
         let sandbox = Sandbox {
             dir: dir.to_owned(),
             keep_alive: options.keep_alive,
@@ -196,6 +203,7 @@ impl Sandbox {
             cgroup: Some(cgroup),
             env: Mutex::new(env),
             workdir: Mutex::new(PathBuf::from("/root")),
+            confine,
         };
         let setup = unix::Setup {
             root: cstring(dir.join("fs/root")),
@@ -242,6 +250,7 @@ impl Sandbox {
             cgroup: None,
             env: Mutex::new(env),
             workdir: Mutex::new(workdir),
+            confine: None,
         })
     }
 
@@ -459,10 +468,13 @@ impl Sandbox {
     }
 
     /// Reads a file as the learner sees it, up to [`READ_LIMIT`] bytes. A FIFO, socket or
-    /// device is refused (`InvalidInput`) rather than read, which could block or never end.
+    /// device is refused (`InvalidInput`) rather than read, which could block or never end. With
+    /// a learner's copied tree, only its files are read: a path outside it is not there
+    /// (`NotFound`), a link out of it is refused (`InvalidInput`).
     pub fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         let path = path.to_owned();
-        self.inside(move || read_regular(&path))
+        let confine = self.confine.clone();
+        self.inside(move || read_regular(&path, confine.as_deref()))
     }
 
     /// Stops the holder: its init ends, and with it every process of the cell; then the cell's

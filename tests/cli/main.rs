@@ -5,6 +5,7 @@ mod broken;
 mod checkpoint;
 mod cluster;
 mod descriptors;
+mod grade_root;
 mod honest;
 mod hostile;
 mod lifecycle;
