@@ -74,6 +74,10 @@ where
         crate::errln!("labcheck: {e}");
         return 2;
     }
+    if uses_state && let Err(e) = crate::checkpoint::cap_from_env() {
+        crate::errln!("labcheck: {e}");
+        return 2;
+    }
     match cli.command {
         Command::Run(args) => runtime.block_on(run(args)),
         Command::Lint { paths } => lint(&paths),

@@ -109,7 +109,13 @@ pub async fn run(
     let store = Store::new(&opts.state_dir);
     store.reap_partial();
     let slots = Rc::new(resume::Slots::default());
-    resume::arrange(opts, env, &store, &mut cells, &slots);
+    for d in resume::arrange(opts, env, &store, &mut cells, &slots) {
+        sink(Event::CheckpointDiscarded {
+            lab: d.lab,
+            line: d.line,
+            reason: d.reason,
+        });
+    }
     sink(Event::RunStarted {
         cells: cells
             .iter()
@@ -153,6 +159,8 @@ pub async fn run(
         signal = shutdown_signal() => Some(signal),
     };
     summary.interrupted = interrupted;
+    // No cell of this run restores a checkpoint any more: the cap holds again.
+    shared.store.release();
     if interrupted.is_some() {
         // Dropping the cells' futures killed their process groups, holders and clusters; their
         // directories go too, unless kept.

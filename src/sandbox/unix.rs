@@ -429,3 +429,21 @@ pub fn kill_group(pgid: i32, signal: i32) {
         libc::kill(-pgid, signal);
     }
 }
+
+/// Removes the extended attribute `name` of `path` itself (a symlink is not followed). An
+/// attribute the file does not have is not an error.
+pub fn remove_xattr(path: &std::path::Path, name: &std::ffi::CStr) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in a path"))?;
+    // SAFETY: both pointers are NUL-terminated C strings that live across the call.
+    let rc = unsafe { libc::lremovexattr(path.as_ptr(), name.as_ptr()) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let error = io::Error::last_os_error();
+    match error.raw_os_error() {
+        Some(libc::ENODATA | libc::EOPNOTSUPP) => Ok(()),
+        _ => Err(error),
+    }
+}

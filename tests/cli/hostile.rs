@@ -534,3 +534,61 @@ fn set_id_bits_never_leave_a_cell_and_the_state_dir_is_its_owners() {
         text(&out)
     );
 }
+
+#[test]
+fn file_capabilities_never_leave_a_cell() {
+    let trial = Trial::new();
+    // The learner keeps CAP_SETFCAP (a container's root has it): `setcap` works in the cell.
+    let lab = trial.lab(
+        "caps.feature",
+        "Feature: caps\n\n  Scenario: leave copies of id with a capability\n    When the learner runs:\n      \"\"\"\n      mkdir -p /root/caps\n      cp /usr/bin/id /root/caps/id && /usr/sbin/setcap cap_net_raw+ep /root/caps/id\n      cp /usr/bin/id /tmp/id && /usr/sbin/setcap cap_net_raw+ep /tmp/id\n      /usr/sbin/getcap /root/caps/id /tmp/id > /root/caps/getcap.txt\n      \"\"\"\n    Then the file \"/root/caps/getcap.txt\" should contain \"/root/caps/id cap_net_raw=ep\"\n    And the file \"/root/caps/getcap.txt\" should contain \"/tmp/id cap_net_raw=ep\"\n\n  Scenario: then fail\n    When the learner runs:\n      \"\"\"\n      echo no > /root/caps/out.txt\n      \"\"\"\n    Then the file \"/root/caps/out.txt\" should contain \"yes\"\n",
+    );
+    let lab = lab.to_str().expect("utf-8 path");
+    // A checkpoint after step 1, and a failed run's leftovers.
+    let out = trial.run(&[lab, "--step", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let _ = Command::cargo_bin("labcheck")
+        .expect("binary")
+        .env("LABCHECK_STATE_DIR", trial.state.path())
+        .args(["down", "--all"])
+        .output();
+    let out = trial.run(&[lab]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let checkpoints = trial.state.path().join("checkpoints");
+    let copies: Vec<PathBuf> = [&checkpoints, &trial.reports()]
+        .into_iter()
+        .flat_map(|root| files_named(root, "id"))
+        .collect();
+    assert!(
+        copies.len() >= 3,
+        "the checkpoint (/root and /tmp) and the leftovers hold the copies: {copies:?}"
+    );
+    let getcap = Command::new("/usr/sbin/getcap")
+        .arg("-r")
+        .arg(&checkpoints)
+        .arg(trial.reports())
+        .output()
+        .expect("getcap");
+    assert_eq!(
+        String::from_utf8_lossy(&getcap.stdout).trim(),
+        "",
+        "files with capabilities left the cell"
+    );
+}
+
+/// Every file called `name` under `root`.
+fn files_named(root: &Path, name: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let meta = std::fs::symlink_metadata(e.path()).expect("meta");
+            if meta.is_dir() {
+                stack.push(e.path());
+            } else if e.file_name() == name {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}

@@ -3,6 +3,7 @@
 mod author;
 mod broken;
 mod checkpoint;
+mod checkpoint_trust;
 mod cluster;
 mod descriptors;
 mod grade_root;
