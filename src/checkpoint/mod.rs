@@ -440,6 +440,15 @@ impl Store {
     /// them, the checkpoints take at most [`Store::cap`] bytes.
     pub fn release(&self) {
         pins::release(&self.root);
+        // What this run left aside (a checkpoint it was writing when it was interrupted).
+        let mine = format!("-{}", std::process::id());
+        for e in std::fs::read_dir(&self.root).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let aside = name.starts_with(".partial-") || name.starts_with(".trash-");
+            if aside && name.ends_with(&mine) {
+                remove_any(&e.path());
+            }
+        }
         self.prune();
     }
 

@@ -162,18 +162,20 @@ pub async fn run(
     // No cell of this run restores a checkpoint any more: the cap holds again.
     shared.store.release();
     if interrupted.is_some() {
-        // Dropping the cells' futures killed their process groups, holders and clusters; their
-        // directories go too, unless kept.
-        if !(opts.keep || opts.purpose.keeps_cells()) {
-            let cleanup = async {
-                for c in &cells {
-                    remove_cell_dir(&cell_dir(opts, &c.id)).await;
+        // Dropping the cells' futures killed their process groups, holders and clusters (a
+        // cell is kept only once it has run its steps); their directories go too, but for
+        // cells kept before the signal came.
+        let cleanup = async {
+            for c in &cells {
+                let dir = cell_dir(opts, &c.id);
+                if !crate::kept::KeptCell::load(&dir).is_some_and(|k| k.alive()) {
+                    remove_cell_dir(&dir).await;
                 }
-            };
-            // A second signal ends the run at once; the next run removes what is left.
-            if let Err(signal) = interruptible(cleanup).await {
-                std::process::exit(128 + signal);
             }
+        };
+        // A second signal ends the run at once; the next run removes what is left.
+        if let Err(signal) = interruptible(cleanup).await {
+            std::process::exit(128 + signal);
         }
         for c in &cells {
             sink(Event::CellFinished {
@@ -400,6 +402,7 @@ async fn finish(
     if keep {
         // The workdir and environment are settled once the Background has run.
         record_kept(&cell, cluster.as_ref());
+        cell.sandbox.keep();
     }
     let kept = if keep || !passed {
         let logs = cluster.as_ref().map(Cluster::mesh_logs).unwrap_or_default();

@@ -154,7 +154,11 @@ enum Role {
 #[derive(Debug)]
 pub struct Sandbox {
     dir: PathBuf,
+    /// The holder may outlive the harness (made for a cell that may be kept).
     keep_alive: bool,
+    /// The cell is kept ([`Sandbox::keep`]): dropping the sandbox leaves it running. A cell made
+    /// to be kept that is dropped before (an interrupted run) ends with every process in it.
+    kept: std::sync::atomic::AtomicBool,
     holder: Mutex<Option<Holder>>,
     cgroup: Option<Cgroup>,
     env: Mutex<BTreeMap<String, OsString>>,
@@ -199,6 +203,7 @@ impl Sandbox {
         let sandbox = Sandbox {
             dir: dir.to_owned(),
             keep_alive: options.keep_alive,
+            kept: false.into(),
             holder: Mutex::new(None),
             cgroup: Some(cgroup),
             env: Mutex::new(env),
@@ -246,6 +251,7 @@ impl Sandbox {
         Ok(Sandbox {
             dir: dir.to_owned(),
             keep_alive: true,
+            kept: true.into(),
             holder: Mutex::new(Some(holder)),
             cgroup: None,
             env: Mutex::new(env),
@@ -302,9 +308,16 @@ impl Sandbox {
         cmd
     }
 
-    /// Whether the cell outlives this process (kept cells).
+    /// Whether the cell may outlive this process (cells that may be kept).
     pub fn keeps(&self) -> bool {
         self.keep_alive
+    }
+
+    /// Keeps the cell: it outlives this sandbox (and labcheck) until `labcheck down`. Only a
+    /// sandbox made with [`SandboxOptions::keep_alive`] can be kept.
+    pub fn keep(&self) {
+        self.kept
+            .store(self.keep_alive, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The cell's directory on the host.
@@ -495,7 +508,9 @@ impl Sandbox {
 
 impl Drop for Sandbox {
     fn drop(&mut self) {
-        if self.keep_alive {
+        // A cell not kept ends here: its holder, and with the control group every process that
+        // joined it (learner commands, the cluster's etcd and API server, a mesh's processes).
+        if self.kept.load(std::sync::atomic::Ordering::SeqCst) {
             return;
         }
         if let Some(h) = self

@@ -430,6 +430,16 @@ pub fn kill_group(pgid: i32, signal: i32) {
     }
 }
 
+/// Sends `signal` to process `pid`. A process that no longer exists is not an error.
+pub fn kill_process(pid: i32, signal: i32) {
+    if pid > 0 {
+        // SAFETY: kill(2) with a positive pid addresses one process; no memory is involved.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+    }
+}
+
 /// Removes the extended attribute `name` of `path` itself (a symlink is not followed). An
 /// attribute the file does not have is not an error.
 pub fn remove_xattr(path: &std::path::Path, name: &std::ffi::CStr) -> io::Result<()> {

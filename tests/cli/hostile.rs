@@ -592,3 +592,61 @@ fn files_named(root: &Path, name: &str) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+fn down_all_says_what_it_removes_and_leaves_other_users_cells() {
+    let trial = Trial::new();
+    let labcheck = || {
+        let mut cmd = Command::cargo_bin("labcheck").expect("binary");
+        cmd.env("LABCHECK_STATE_DIR", trial.state.path());
+        cmd
+    };
+    let lab = "features/selftest/files.feature";
+    for _ in 0..2 {
+        let out = trial.run(&[lab, "--step", "1"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    let cells_dir = trial.state.path().join("cells");
+    let mut cells: Vec<PathBuf> = std::fs::read_dir(&cells_dir)
+        .expect("cells")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    cells.sort();
+    assert_eq!(cells.len(), 2, "{cells:?}");
+    // One cell's record belongs to another user; a planted record names a directory elsewhere.
+    std::os::unix::fs::chown(cells[1].join("cell.json"), Some(65534), Some(65534)).expect("chown");
+    let victim = trial.dir.path().join("victim");
+    std::fs::create_dir(&victim).expect("victim");
+    let planted = cells_dir.join("planted");
+    std::fs::create_dir(&planted).expect("planted");
+    let mut record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(cells[0].join("cell.json")).expect("record"),
+    )
+    .expect("json");
+    record["dir"] = serde_json::json!(victim);
+    record["name"] = serde_json::json!("planted");
+    std::fs::write(planted.join("cell.json"), record.to_string()).expect("plant");
+    let name = |p: &Path| p.file_name().expect("name").to_string_lossy().into_owned();
+
+    let out = labcheck().args(["down", "--all"]).output().expect("down");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(&format!("removed 1 kept cell(s): {}", name(&cells[0]))),
+        "{said}"
+    );
+    assert!(said.contains("belongs to user 65534"), "{said}");
+    assert!(!cells[0].exists() && cells[1].exists(), "{said}");
+    assert!(victim.exists(), "a planted record made down remove {victim:?}");
+
+    let out = labcheck().args(["clean", "--everyone"]).output().expect("clean");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(&format!("removed 1 kept cell(s): {}", name(&cells[1]))),
+        "{said}"
+    );
+    assert!(said.contains("checkpoint(s)"), "{said}");
+    assert!(!cells[1].exists() && victim.exists(), "{said}");
+}
