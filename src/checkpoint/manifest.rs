@@ -225,7 +225,9 @@ mod tests {
             ("another etcd", |d| {
                 std::fs::write(d.join("etcd/member/db"), "other objects")
             }),
-            ("a file added", |d| std::fs::write(d.join("upper/root/x"), "")),
+            ("a file added", |d| {
+                std::fs::write(d.join("upper/root/x"), "")
+            }),
         ];
         for (what, tamper) in cases {
             let dir = checkpoint()?;

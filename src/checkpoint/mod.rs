@@ -112,7 +112,12 @@ fn fixture_digests(lab: &Lab) -> BTreeMap<usize, Vec<String>> {
         .background
         .iter()
         .flat_map(|b| &b.steps)
-        .chain(feature.rules.iter().flat_map(|r| r.background.iter().flat_map(|b| &b.steps)))
+        .chain(
+            feature
+                .rules
+                .iter()
+                .flat_map(|r| r.background.iter().flat_map(|b| &b.steps)),
+        )
         .chain(scenarios.flat_map(|s| &s.steps));
     for step in steps {
         let Ok(compiled) = crate::steps::compile::compile(step) else {
@@ -224,10 +229,13 @@ impl Store {
         if pins::pin(&self.root, key).is_err() {
             return Ok(None);
         }
-        let state = manifest::verify(&dir).map_err(|m| m.to_string()).and_then(|()| {
-            let text = std::fs::read_to_string(dir.join("state.json")).map_err(|e| e.to_string())?;
-            serde_json::from_str::<State>(&text).map_err(|e| format!("state.json: {e}"))
-        });
+        let state = manifest::verify(&dir)
+            .map_err(|m| m.to_string())
+            .and_then(|()| {
+                let text =
+                    std::fs::read_to_string(dir.join("state.json")).map_err(|e| e.to_string())?;
+                serde_json::from_str::<State>(&text).map_err(|e| format!("state.json: {e}"))
+            });
         let state = match state {
             Ok(state) => state,
             Err(_) if std::fs::symlink_metadata(&dir).is_err() => {
@@ -442,7 +450,11 @@ impl Store {
         pins::release(&self.root);
         // What this run left aside (a checkpoint it was writing when it was interrupted).
         let mine = format!("-{}", std::process::id());
-        for e in std::fs::read_dir(&self.root).into_iter().flatten().flatten() {
+        for e in std::fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let name = e.file_name().to_string_lossy().into_owned();
             let aside = name.starts_with(".partial-") || name.starts_with(".trash-");
             if aside && name.ends_with(&mine) {

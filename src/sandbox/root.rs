@@ -43,7 +43,9 @@ pub(super) fn ops(dir: &Path, options: &SandboxOptions) -> Result<Vec<Op>, Sandb
 
 /// Where the system's programs and libraries live: a learner's copied tree never stands in
 /// for them (the grader runs the host's).
-const PROGRAM_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+const PROGRAM_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+];
 
 /// The top-level directories of a learner's tree under `view` that a cell shows in place of the
 /// host's (as `/name`): all but the system's and the programs'.

@@ -191,8 +191,13 @@ pub fn enter(command: &mut tokio::process::Command, entry: Entry) {
                     end_others(pid)?;
                 }
             }
-            if let Some(cwd) = &entry.cwd {
-                check(libc::chdir(cwd.as_ptr()))?;
+            // A working directory the learner removed (`rm -rf /root/*`) or replaced is not the
+            // harness's fault: the command starts at `/`, as a shell left in a deleted
+            // directory would reach nothing there either.
+            if let Some(cwd) = &entry.cwd
+                && libc::chdir(cwd.as_ptr()) == -1
+            {
+                check(libc::chdir(c"/".as_ptr()))?;
             }
             if entry.drop_capabilities {
                 drop_capabilities()?;

@@ -246,9 +246,16 @@ fn checkpoints_stay_under_their_cap() {
         .expect("checkpoints")
         .flatten()
         .map(|e| e.path())
-        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
         .collect();
-    assert_eq!(left, Vec::<PathBuf>::new(), "over the cap once the run ended");
+    assert_eq!(
+        left,
+        Vec::<PathBuf>::new(),
+        "over the cap once the run ended"
+    );
     // An unreadable cap is refused, not taken for the default.
     labcheck(state.path())
         .env("LABCHECK_CHECKPOINT_CAP", "lots")

@@ -89,12 +89,18 @@ fn another_labs_checkpoint_is_never_used() {
     assert!(step3(state.path(), &lab_a, &[]).contains(RESUMED));
     // The same text at another path, with another fixture: its own steps run.
     let b = step3(state.path(), &lab_b, &[]);
-    assert!(!b.contains(RESUMED), "lab B started from lab A's checkpoint\n{b}");
+    assert!(
+        !b.contains(RESUMED),
+        "lab B started from lab A's checkpoint\n{b}"
+    );
     // The same text and fixture at another path: still its own.
     std::fs::write(repo_b.path().join("fixtures/words/a.txt"), "alpha\n").expect("fixture");
     let (_c, lab_c) = repository();
     let c = step3(state.path(), &lab_c, &[]);
-    assert!(!c.contains(RESUMED), "lab C started from lab A's checkpoint\n{c}");
+    assert!(
+        !c.contains(RESUMED),
+        "lab C started from lab A's checkpoint\n{c}"
+    );
 }
 
 #[test]
@@ -138,7 +144,10 @@ fn runs_sharing_a_state_directory_share_its_checkpoints_safely() {
         .expect("checkpoints")
         .flatten()
         .map(|e| e.path())
-        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
         .collect();
     assert_eq!(left, Vec::<PathBuf>::new(), "over the cap once all ended");
 }

@@ -620,10 +620,9 @@ fn down_all_says_what_it_removes_and_leaves_other_users_cells() {
     std::fs::create_dir(&victim).expect("victim");
     let planted = cells_dir.join("planted");
     std::fs::create_dir(&planted).expect("planted");
-    let mut record: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(cells[0].join("cell.json")).expect("record"),
-    )
-    .expect("json");
+    let mut record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cells[0].join("cell.json")).expect("record"))
+            .expect("json");
     record["dir"] = serde_json::json!(victim);
     record["name"] = serde_json::json!("planted");
     std::fs::write(planted.join("cell.json"), record.to_string()).expect("plant");
@@ -638,9 +637,15 @@ fn down_all_says_what_it_removes_and_leaves_other_users_cells() {
     );
     assert!(said.contains("belongs to user 65534"), "{said}");
     assert!(!cells[0].exists() && cells[1].exists(), "{said}");
-    assert!(victim.exists(), "a planted record made down remove {victim:?}");
+    assert!(
+        victim.exists(),
+        "a planted record made down remove {victim:?}"
+    );
 
-    let out = labcheck().args(["clean", "--everyone"]).output().expect("clean");
+    let out = labcheck()
+        .args(["clean", "--everyone"])
+        .output()
+        .expect("clean");
     let said = text(&out);
     assert_eq!(out.status.code(), Some(0), "{said}");
     assert!(
@@ -649,4 +654,40 @@ fn down_all_says_what_it_removes_and_leaves_other_users_cells() {
     );
     assert!(said.contains("checkpoint(s)"), "{said}");
     assert!(!cells[1].exists() && victim.exists(), "{said}");
+}
+
+#[test]
+fn a_removed_workdir_or_start_directory_is_no_harness_error() {
+    let trial = Trial::new();
+    // The learner removes everything under /root, the lab directory (the workdir) with it; the
+    // next command starts at `/` and the next correct step passes.
+    let lab = trial.lab(
+        "wipe.feature",
+        "Feature: wipe\n\n  Background:\n    Given the lab directory \"/root/lab\"\n\n  @no-discrimination\n  Scenario: wipe /root\n    When the learner runs:\n      \"\"\"\n      echo x > /root/lab/a.txt\n      rm -rf /root/*\n      \"\"\"\n    Then the file \"/root/lab/a.txt\" should not exist\n\n  Scenario: write again\n    When the learner runs:\n      \"\"\"\n      mkdir -p /root/lab && echo y > /root/lab/b.txt\n      \"\"\"\n    Then the file \"/root/lab/b.txt\" should contain \"y\"\n",
+    );
+    let out = trial.run(&[lab.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // labcheck started from a directory that is removed while it runs.
+    let slow = trial.lab(
+        "slow.feature",
+        "Feature: slow\n\n  Scenario: wait\n    When the learner runs:\n      \"\"\"\n      sleep 2; mkdir -p /root/slow && echo one > /root/slow/one.txt\n      \"\"\"\n    Then the file \"/root/slow/one.txt\" should contain \"one\"\n",
+    );
+    let start = trial.dir.path().join("start");
+    std::fs::create_dir(&start).expect("start dir");
+    let child = Command::cargo_bin("labcheck")
+        .expect("binary")
+        .current_dir(&start)
+        .env("LABCHECK_STATE_DIR", trial.state.path())
+        .arg("run")
+        .arg(&slow)
+        .arg("--report-dir")
+        .arg(trial.reports())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("labcheck");
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    std::fs::remove_dir(&start).expect("remove the start directory");
+    let out = child.wait_with_output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
