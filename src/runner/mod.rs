@@ -203,13 +203,24 @@ fn cell_dir(opts: &RunOptions, id: &CellId) -> PathBuf {
     ))
 }
 
-/// The host directories no cell may see: the state directory (every cell's files) and the report
+/// The host directories no cell may see: the state directory (every cell's files), every other
+/// state directory labcheck has used (another run's kubeconfigs and etcd data), and the report
 /// directory.
 pub(crate) fn hidden_dirs(opts: &RunOptions) -> Vec<PathBuf> {
-    [&opts.state_dir, &opts.report_dir]
+    let mut dirs: Vec<PathBuf> = [&opts.state_dir, &opts.report_dir]
         .into_iter()
         .filter_map(|d| std::path::absolute(d).ok())
-        .collect()
+        .chain(crate::state::hidden_everywhere())
+        .collect();
+    dirs.sort();
+    // A directory under one hidden already is hidden with it (and its mount point is gone).
+    let mut hidden: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        if !hidden.iter().any(|h| dir.starts_with(h)) {
+            hidden.push(dir);
+        }
+    }
+    hidden
 }
 
 /// Removes a cell's directory once its processes are gone (they may still be exiting).

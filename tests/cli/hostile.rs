@@ -691,3 +691,61 @@ fn a_removed_workdir_or_start_directory_is_no_harness_error() {
     let out = child.wait_with_output().expect("run");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
+
+#[test]
+fn no_cell_sees_another_state_directory() {
+    let (a, b) = (Trial::new(), Trial::new());
+    let lab = "features/selftest/files.feature";
+    // A cell kept in state directory A, made before B is ever used.
+    let out = a.run(&[lab, "--step", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let kept: Vec<String> = std::fs::read_dir(a.state.path().join("cells"))
+        .expect("cells")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let labcheck = |state: &Path| {
+        let mut cmd = Command::cargo_bin("labcheck").expect("binary");
+        cmd.env("LABCHECK_STATE_DIR", state);
+        cmd
+    };
+    let _down = crate::author::Down(a.state.path());
+    // B comes into use afterwards, with a file in it a cell must not read.
+    let out = labcheck(b.state.path()).arg("ps").output().expect("ps");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    std::fs::create_dir_all(b.state.path().join("cells")).expect("cells");
+    std::fs::write(b.state.path().join("cells/secret-of-b"), "b\n").expect("secret");
+    // A's running cell does not see B's.
+    let mut shell = labcheck(a.state.path())
+        .args(["shell", &kept[0]])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("shell");
+    {
+        use std::io::Write;
+        let script = format!("ls -A {}/cells; echo listed\n", b.state.path().display());
+        let mut stdin = shell.stdin.take().expect("stdin");
+        stdin.write_all(script.as_bytes()).expect("script");
+    }
+    let out = shell.wait_with_output().expect("shell ends");
+    let seen = text(&out);
+    assert!(seen.contains("listed"), "{seen}");
+    assert!(
+        !seen.contains("secret-of-b"),
+        "A's cell reads B's state: {seen}"
+    );
+    // And B's cells do not see A's.
+    let a_cells = a.state.path().join("cells").display().to_string();
+    let look = b.lab(
+        "look.feature",
+        &format!(
+            "Feature: look\n\n  Background:\n    Given the lab directory \"/root/look\"\n\n  Scenario: look at A\n    When the learner runs:\n      \"\"\"\n      ls -A {a_cells} > /root/look/a.txt; cat {a_cells}/*/cell.json >> /root/look/a.txt; echo end >> /root/look/a.txt\n      \"\"\"\n    Then the file \"/root/look/a.txt\" should contain \"end\"\n    And the file \"/root/look/a.txt\" should not contain \"{}\"\n",
+            kept[0]
+        ),
+    );
+    let out = b.run(&[look.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
