@@ -248,9 +248,12 @@ mod tests {
         Ok(())
     }
 
+    /// An edit of a checkpoint's directory.
+    type Tamper = fn(&Path) -> io::Result<()>;
+
     #[test]
     fn every_kind_of_tampering_is_seen() -> io::Result<()> {
-        let cases: [(&str, fn(&Path) -> io::Result<()>); 6] = [
+        let cases: [(&str, Tamper); 6] = [
             ("an edited file", |d| {
                 std::fs::write(d.join("upper/root/lab/notes.txt"), "two\n")
             }),

@@ -26,6 +26,9 @@ fn checkpoint_of(state: &Path, step: u64) -> PathBuf {
         .unwrap_or_else(|| panic!("no checkpoint of step {step}"))
 }
 
+/// An edit of a checkpoint's directory.
+type Tamper<'a> = Box<dyn Fn(&Path) + 'a>;
+
 #[test]
 fn a_tampered_checkpoint_is_discarded_and_rebuilt() {
     let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
@@ -34,7 +37,7 @@ fn a_tampered_checkpoint_is_discarded_and_rebuilt() {
     let aside = tempfile::tempdir_in("/var/tmp").expect("aside");
     let first = step3(state.path(), &lab, &[]);
     assert!(!first.contains(RESUMED), "{first}");
-    let tampers: [(&str, Box<dyn Fn(&Path)>); 4] = [
+    let tampers: [(&str, Tamper); 4] = [
         (
             "an edited file",
             Box::new(|c| {
