@@ -162,18 +162,20 @@ impl Root {
         Ok(())
     }
 
-    /// Host directories no cell may see, covered by an empty read-only tmpfs.
+    /// Host directories no cell may see, covered by an empty read-only tmpfs. One removed before
+    /// the cell's init mounts over it (another run's state directory as that run ends) has
+    /// nothing left to hide: its mount may find no target.
     fn hide(&mut self, hide: &[PathBuf]) {
         for hidden in hide {
             if hidden.is_absolute() && hidden.is_dir() && hidden != Path::new("/") {
                 let target = cstring(self.root.join(hidden.strip_prefix("/").unwrap_or(hidden)));
-                self.push(mount(
+                self.push(optional(mount(
                     Some("tmpfs"),
                     target,
                     Some("tmpfs"),
                     MS_RDONLY | MS_NOSUID | MS_NODEV,
                     Some("mode=755,size=4k"),
-                ));
+                )));
             }
         }
     }

@@ -112,7 +112,7 @@ fn a_mistake_from_a_checkpoint_ends_as_its_replay_byte_for_byte() {
         .iter()
         .map(|s| &s["step"]["line"])
         .collect();
-    assert_eq!(lines, [47], "only the mistake runs");
+    assert_eq!(lines, [48], "only the mistake runs");
 }
 
 #[test]
