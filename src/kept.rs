@@ -50,6 +50,24 @@ pub fn start_time(pid: i32) -> Option<u64> {
 }
 
 impl KeptCell {
+    /// The record in the cell directory `dir`, if it holds one.
+    pub fn load(dir: &Path) -> Option<KeptCell> {
+        let text = std::fs::read_to_string(dir.join("cell.json")).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Another user than this process's that owns the cell's directory or its `cell.json`, if
+    /// any: `down --all` leaves such a cell unless told `--everyone`.
+    pub fn owner(&self) -> Option<u32> {
+        use std::os::unix::fs::MetadataExt;
+        let me = nix::unistd::geteuid().as_raw();
+        [self.dir.clone(), self.dir.join("cell.json")]
+            .iter()
+            .filter_map(|p| std::fs::symlink_metadata(p).ok())
+            .map(|m| m.uid())
+            .find(|uid| *uid != me)
+    }
+
     pub fn save(&self) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         std::fs::write(self.dir.join("cell.json"), text)
@@ -160,10 +178,11 @@ pub fn list(state_dir: &Path) -> Vec<KeptCell> {
     let Ok(entries) = std::fs::read_dir(crate::state::Area::Cells.dir(state_dir)) else {
         return Vec::new();
     };
+    // A record counts only for the directory it lies in: one that names another directory (to
+    // have `down` remove it) is not a kept cell.
     let mut cells: Vec<KeptCell> = entries
         .flatten()
-        .filter_map(|e| std::fs::read_to_string(e.path().join("cell.json")).ok())
-        .filter_map(|t| serde_json::from_str(&t).ok())
+        .filter_map(|e| KeptCell::load(&e.path()).filter(|k| k.dir == e.path()))
         .collect();
     cells.sort_by(|a, b| a.name.cmp(&b.name));
     cells

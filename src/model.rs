@@ -355,6 +355,14 @@ pub enum Event {
     CellStarted {
         cell: CellId,
     },
+    /// A checkpoint on disk that no longer matched its manifest: removed, not used; the cells
+    /// that would have started from it replay the steps before.
+    CheckpointDiscarded {
+        lab: PathBuf,
+        /// The line of the step it follows.
+        line: usize,
+        reason: String,
+    },
     EnvironmentReady {
         cell: CellId,
         tools: ToolsInfo,

@@ -58,7 +58,105 @@ pub fn prepare(dir: &Path) -> Result<(), StateError> {
     if meta.permissions().mode() & 0o077 != 0 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(create)?;
     }
+    for area in Area::ALL {
+        std::fs::create_dir_all(area.dir(dir)).map_err(create)?;
+    }
+    if me == 0 && register(dir) {
+        // Cells that run already (of other runs, other state directories) hide it from now on.
+        if let Ok(real) = std::fs::canonicalize(dir) {
+            for area in Area::ALL {
+                crate::sandbox::hide_in_running_cells(&area.dir(&real));
+            }
+        }
+    }
     Ok(())
+}
+
+/// Where every state directory root's labcheck has used is listed (one absolute path a line),
+/// so that every cell of every run hides them all, whichever state directory it lives in.
+pub const REGISTRY: &str = "/var/lib/labcheck/state-dirs";
+
+/// Lists `dir` in the [`REGISTRY`] (and drops the directories that are gone); whether it was
+/// not listed before.
+fn register(dir: &Path) -> bool {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let Ok(real) = std::fs::canonicalize(dir) else {
+        return false;
+    };
+    let registry = Path::new(REGISTRY);
+    let Some(parent) = registry.parent() else {
+        return false;
+    };
+    let _ = std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(parent);
+    // One registration at a time: each rewrites the list.
+    let Ok(lock) = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(parent.join("state-dirs.lock"))
+    else {
+        return false;
+    };
+    let Ok(_lock) = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusive) else {
+        return false;
+    };
+    let mut listed = registered();
+    if listed.contains(&real) {
+        return false;
+    }
+    listed.push(real);
+    let text: String = listed
+        .iter()
+        .map(|d| format!("{}\n", d.display()))
+        .collect();
+    let aside = parent.join(format!("state-dirs.{}", std::process::id()));
+    std::fs::File::options()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&aside)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+        .and_then(|()| std::fs::rename(&aside, registry))
+        .is_ok()
+}
+
+/// The state directories the [`REGISTRY`] lists that still exist. A registry another user
+/// could have written is not read: it could make cells hide any directory.
+fn registered() -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let me = nix::unistd::geteuid().as_raw();
+    let trusted = |p: &Path| {
+        std::fs::symlink_metadata(p).is_ok_and(|m| m.uid() == me && m.mode() & 0o022 == 0)
+    };
+    let registry = Path::new(REGISTRY);
+    if !(registry.parent().is_some_and(trusted) && trusted(registry)) {
+        return Vec::new();
+    }
+    let text = std::fs::read_to_string(registry).unwrap_or_default();
+    text.lines()
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute() && d.is_dir())
+        .collect()
+}
+
+/// What every cell hides besides its own state directory: the default state directory
+/// (`/var/tmp/labcheck`, all of it) and the areas (`cells/`, `checkpoints/`, …) of every
+/// state directory labcheck has used — never more of those, so a state directory set to
+/// `/root` hides no lab's path.
+pub fn hidden_everywhere() -> Vec<PathBuf> {
+    let mut dirs = vec![PathBuf::from("/var/tmp/labcheck")];
+    for dir in registered() {
+        dirs.extend(Area::ALL.iter().map(|a| a.dir(&dir)));
+    }
+    dirs.retain(|d| d.is_dir());
+    dirs.sort();
+    dirs.dedup();
+    dirs
 }
 
 /// One area of the state directory.
@@ -82,6 +180,15 @@ impl Area {
     /// The areas whose entries belong to one labcheck process (named `…-<pid>`), which a run
     /// that was killed outright leaves behind.
     pub const PER_RUN: [Area; 3] = [Area::Cells, Area::Grade, Area::Mutants];
+
+    /// Every area.
+    pub const ALL: [Area; 5] = [
+        Area::Cells,
+        Area::Grade,
+        Area::Mutants,
+        Area::Checkpoints,
+        Area::Templates,
+    ];
 
     fn name(self) -> &'static str {
         match self {

@@ -87,13 +87,21 @@ pub enum Command {
         /// The cell's name, or a unique prefix.
         #[arg(required_unless_present = "all")]
         cell: Option<String>,
-        /// Every kept cell.
+        /// Every kept cell (yours: see --everyone).
         #[arg(long)]
         all: bool,
+        /// Also cells another user's labcheck left (a cell directory or `cell.json` owned by
+        /// another user is skipped otherwise).
+        #[arg(long)]
+        everyone: bool,
     },
     /// Tear down every kept cell and remove every checkpoint (what `run --step N`, mistakes and
     /// mutants start from).
-    Clean,
+    Clean {
+        /// Also cells another user's labcheck left.
+        #[arg(long)]
+        everyone: bool,
+    },
 }
 
 #[derive(Debug, clap::Args)]

@@ -68,9 +68,13 @@ where
             | Command::Ps
             | Command::Shell { .. }
             | Command::Down { .. }
-            | Command::Clean
+            | Command::Clean { .. }
     );
     if uses_state && let Err(e) = crate::state::prepare(&runner::default_state_dir()) {
+        crate::errln!("labcheck: {e}");
+        return 2;
+    }
+    if uses_state && let Err(e) = crate::checkpoint::cap_from_env() {
         crate::errln!("labcheck: {e}");
         return 2;
     }
@@ -104,9 +108,13 @@ where
         Command::Mutate(args) => runtime.block_on(mutate(args)),
         Command::Ps => ps(),
         Command::Shell { cell } => runtime.block_on(shell(&cell)),
-        Command::Down { cell, all } => runtime.block_on(down(cell.as_deref(), all)),
-        Command::Clean => runtime.block_on(async {
-            let code = down(None, true).await;
+        Command::Down {
+            cell,
+            all,
+            everyone,
+        } => runtime.block_on(down(cell.as_deref(), all, everyone)),
+        Command::Clean { everyone } => runtime.block_on(async {
+            let code = down(None, true, everyone).await;
             let state = runner::default_state_dir();
             let store = crate::checkpoint::Store::new(&state);
             crate::outln!("removed {} checkpoint(s)", store.clear());
@@ -342,7 +350,9 @@ async fn shell(name: &str) -> i32 {
     }
 }
 
-async fn down(name: Option<&str>, all: bool) -> i32 {
+/// Tears down one kept cell, or every one (`--all`): says which it removed, how many, and which
+/// it left because another user's labcheck made them (unless `everyone`).
+async fn down(name: Option<&str>, all: bool, everyone: bool) -> i32 {
     let state = runner::default_state_dir();
     let cells = if all {
         kept::list(&state)
@@ -355,15 +365,51 @@ async fn down(name: Option<&str>, all: bool) -> i32 {
             }
         }
     };
+    let me = nix::unistd::geteuid().as_raw();
     let mut code = 0;
+    let (mut removed, mut skipped) = (Vec::new(), Vec::new());
     for c in cells {
+        if let Some(owner) = c.owner().filter(|o| *o != me && !everyone) {
+            crate::errln!(
+                "labcheck down: {}: left, it belongs to user {owner} (--everyone removes it)",
+                c.name
+            );
+            skipped.push(c.name);
+            if !all {
+                code = 2;
+            }
+            continue;
+        }
         match c.down().await {
-            Ok(()) => crate::outln!("down: {}", c.name),
+            Ok(()) => {
+                crate::outln!("down: {}", c.name);
+                removed.push(c.name);
+            }
             Err(e) => {
                 crate::errln!("labcheck down: {}: {e}", c.name);
                 code = 2;
             }
         }
+    }
+    if all {
+        crate::outln!(
+            "removed {} kept cell(s){}{}",
+            removed.len(),
+            if removed.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", removed.join(", "))
+            },
+            if skipped.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; left {} of other users: {}",
+                    skipped.len(),
+                    skipped.join(", ")
+                )
+            }
+        );
     }
     code
 }

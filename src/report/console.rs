@@ -75,7 +75,9 @@ impl Live {
             ),
             Event::CellFinished { cell, .. } => self.cell_done(cell),
             Event::RunFinished { .. } => self.total.finish_with_message("done"),
-            Event::Captured { .. } | Event::ToolBuild { .. } => {}
+            Event::Captured { .. }
+            | Event::ToolBuild { .. }
+            | Event::CheckpointDiscarded { .. } => {}
         }
     }
 
@@ -139,6 +141,13 @@ impl Console {
         match event {
             Event::RunStarted { cells } => say!(self, "labcheck: {} cell(s)", cells.len()),
             Event::CellStarted { cell } => say!(self, "▶ {cell}"),
+            Event::CheckpointDiscarded { lab, line, reason } => say!(
+                self,
+                "labcheck: the checkpoint after line {line} of {} was discarded, not used: {}; \
+                 the steps before replay",
+                lab.display(),
+                visible(reason)
+            ),
             Event::Captured { .. } => {}
             Event::ToolBuild { .. } => self.builds.handle(event),
             Event::EnvironmentReady {

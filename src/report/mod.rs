@@ -303,7 +303,9 @@ impl Record {
                     c.peak_memory = *peak_memory;
                 }
             }
-            Event::Captured { .. } | Event::ToolBuild { .. } => {}
+            Event::Captured { .. }
+            | Event::ToolBuild { .. }
+            | Event::CheckpointDiscarded { .. } => {}
             Event::RunFinished {
                 interrupted,
                 duration,

@@ -109,7 +109,13 @@ pub async fn run(
     let store = Store::new(&opts.state_dir);
     store.reap_partial();
     let slots = Rc::new(resume::Slots::default());
-    resume::arrange(opts, env, &store, &mut cells, &slots);
+    for d in resume::arrange(opts, env, &store, &mut cells, &slots) {
+        sink(Event::CheckpointDiscarded {
+            lab: d.lab,
+            line: d.line,
+            reason: d.reason,
+        });
+    }
     sink(Event::RunStarted {
         cells: cells
             .iter()
@@ -153,19 +159,23 @@ pub async fn run(
         signal = shutdown_signal() => Some(signal),
     };
     summary.interrupted = interrupted;
+    // No cell of this run restores a checkpoint any more: the cap holds again.
+    shared.store.release();
     if interrupted.is_some() {
-        // Dropping the cells' futures killed their process groups, holders and clusters; their
-        // directories go too, unless kept.
-        if !(opts.keep || opts.purpose.keeps_cells()) {
-            let cleanup = async {
-                for c in &cells {
-                    remove_cell_dir(&cell_dir(opts, &c.id)).await;
+        // Dropping the cells' futures killed their process groups, holders and clusters (a
+        // cell is kept only once it has run its steps); their directories go too, but for
+        // cells kept before the signal came.
+        let cleanup = async {
+            for c in &cells {
+                let dir = cell_dir(opts, &c.id);
+                if !crate::kept::KeptCell::load(&dir).is_some_and(|k| k.alive()) {
+                    remove_cell_dir(&dir).await;
                 }
-            };
-            // A second signal ends the run at once; the next run removes what is left.
-            if let Err(signal) = interruptible(cleanup).await {
-                std::process::exit(128 + signal);
             }
+        };
+        // A second signal ends the run at once; the next run removes what is left.
+        if let Err(signal) = interruptible(cleanup).await {
+            std::process::exit(128 + signal);
         }
         for c in &cells {
             sink(Event::CellFinished {
@@ -193,13 +203,24 @@ fn cell_dir(opts: &RunOptions, id: &CellId) -> PathBuf {
     ))
 }
 
-/// The host directories no cell may see: the state directory (every cell's files) and the report
+/// The host directories no cell may see: the state directory (every cell's files), every other
+/// state directory labcheck has used (another run's kubeconfigs and etcd data), and the report
 /// directory.
 pub(crate) fn hidden_dirs(opts: &RunOptions) -> Vec<PathBuf> {
-    [&opts.state_dir, &opts.report_dir]
+    let mut dirs: Vec<PathBuf> = [&opts.state_dir, &opts.report_dir]
         .into_iter()
         .filter_map(|d| std::path::absolute(d).ok())
-        .collect()
+        .chain(crate::state::hidden_everywhere())
+        .collect();
+    dirs.sort();
+    // A directory under one hidden already is hidden with it (and its mount point is gone).
+    let mut hidden: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        if !hidden.iter().any(|h| dir.starts_with(h)) {
+            hidden.push(dir);
+        }
+    }
+    hidden
 }
 
 /// Removes a cell's directory once its processes are gone (they may still be exiting).
@@ -392,6 +413,7 @@ async fn finish(
     if keep {
         // The workdir and environment are settled once the Background has run.
         record_kept(&cell, cluster.as_ref());
+        cell.sandbox.keep();
     }
     let kept = if keep || !passed {
         let logs = cluster.as_ref().map(Cluster::mesh_logs).unwrap_or_default();

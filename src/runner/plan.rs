@@ -94,7 +94,8 @@ pub struct RunOptions {
     /// Whether cells may start from checkpoints instead of replaying steps (`--no-checkpoints`
     /// replays every step).
     pub checkpoints: bool,
-    /// Checkpoints on disk are not used, and those the run writes replace them (`--fresh`).
+    /// Checkpoints on disk are not used (`--fresh`); what the run writes replaces none that
+    /// still matches its manifest.
     pub fresh: bool,
 }
 

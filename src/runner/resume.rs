@@ -97,18 +97,49 @@ fn binaries<'a>(env: &'a Environment, needs: Needs, label: &str) -> Option<Vec<&
     Some(paths)
 }
 
+/// A checkpoint on disk that was not trusted (it no longer matched its manifest): the cells
+/// that would have started from it replay.
+#[derive(Clone, Debug)]
+pub struct Distrusted {
+    pub lab: std::path::PathBuf,
+    /// The line of the step the checkpoint follows.
+    pub line: usize,
+    pub reason: String,
+}
+
 /// Decides where each cell starts and which checkpoints it writes; changes the plans in place.
+/// Returns the checkpoints found and not trusted.
 pub fn arrange(
     opts: &RunOptions,
     env: &Environment,
     store: &Store,
     cells: &mut [CellPlan],
     slots: &Slots,
-) {
+) -> Vec<Distrusted> {
+    let distrusted = RefCell::new(Vec::new());
     if !opts.checkpoints {
-        return;
+        return Vec::new();
     }
-    let cached = |key: &Key| (!opts.fresh).then(|| store.open(key)).flatten();
+    // Each key is opened (and its manifest checked) once.
+    let opened: RefCell<HashMap<Key, Option<Checkpoint>>> = RefCell::default();
+    let open = |plan: &CellPlan, line: usize, key: &Key| {
+        if opts.fresh {
+            return None;
+        }
+        if let Some(found) = opened.borrow().get(key) {
+            return found.clone();
+        }
+        let found = store.open(key).unwrap_or_else(|d| {
+            distrusted.borrow_mut().push(Distrusted {
+                lab: plan.lab.origin().to_owned(),
+                line,
+                reason: d.reason,
+            });
+            None
+        });
+        opened.borrow_mut().insert(key.clone(), found.clone());
+        found
+    };
     let keys = lab_keys(env, cells);
     let key_of = |plan: &CellPlan, line: usize| {
         keys.get(&(plan.lab.path.display().to_string(), plan.id.label.clone()))
@@ -121,7 +152,7 @@ pub fn arrange(
             continue;
         }
         if opts.purpose.resume() {
-            resume_latest(plan, &key_of, &cached);
+            resume_latest(plan, &key_of, &open);
         }
         if opts.purpose.checkpoint_all() {
             plan.checkpoints = plan
@@ -150,7 +181,7 @@ pub fn arrange(
             continue;
         };
         let after = step_at(plan, last);
-        if let Some(checkpoint) = cached(&key) {
+        if let Some(checkpoint) = open(plan, last, &key) {
             plan.resume = Some(Resume {
                 key,
                 after,
@@ -176,6 +207,7 @@ pub fn arrange(
     for (i, line, key) in wanted {
         cells[i].checkpoints.insert(line, key);
     }
+    distrusted.into_inner()
 }
 
 /// Each lab's checkpoint keys by step line, once per label (cells with no cluster binaries to
@@ -204,7 +236,7 @@ fn lab_keys(
 fn resume_latest(
     plan: &mut CellPlan,
     key_of: &dyn Fn(&CellPlan, usize) -> Option<Key>,
-    cached: &dyn Fn(&Key) -> Option<Checkpoint>,
+    open: &dyn Fn(&CellPlan, usize, &Key) -> Option<Checkpoint>,
 ) {
     let latest = plan.lines[..plan.lines.len().saturating_sub(1)]
         .iter()
@@ -212,7 +244,7 @@ fn resume_latest(
         .rev()
         .find_map(|(i, line)| {
             let key = key_of(plan, *line)?;
-            Some((i, key.clone(), cached(&key)?))
+            Some((i, key.clone(), open(plan, *line, &key)?))
         });
     if let Some((i, key, checkpoint)) = latest {
         plan.resume = Some(Resume {

@@ -158,9 +158,19 @@ impl Cgroup {
         }
     }
 
+    /// Kills every process in the groups: with `cgroup.kill` where the kernel has it, else
+    /// each process listed in them.
     fn kill(&self) {
-        if let Some(kill) = &self.kill {
-            let _ = std::fs::write(kill, "1");
+        if let Some(kill) = &self.kill
+            && std::fs::write(kill, "1").is_ok()
+        {
+            return;
+        }
+        for procs in self.procs() {
+            let text = std::fs::read_to_string(procs).unwrap_or_default();
+            for pid in text.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
+                super::unix::kill_process(pid, libc::SIGKILL);
+            }
         }
     }
 

@@ -14,6 +14,15 @@ const OUTPUT_LIMIT: usize = Transcript::OUTPUT_LIMIT;
 /// Between SIGTERM and SIGKILL of a timed-out group.
 const GRACE: Duration = Duration::from_millis(500);
 
+/// The host's bash, by its absolute path: a `bash` found first on the cell's `PATH` (a
+/// learner's, in a directory of a copied tree) never stands in for it.
+fn bash() -> &'static str {
+    ["/usr/bin/bash", "/bin/bash"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).is_file())
+        .unwrap_or("/bin/bash")
+}
+
 /// Runs `script` with bash inside the cell. Errors only when bash cannot be started.
 ///
 /// The script reaches bash as a file (an in-memory file the child inherits, read as
@@ -27,7 +36,7 @@ pub async fn run_script(
     let started = Instant::now();
     let file = script_file(script)?;
     let fd = file.as_raw_fd();
-    let mut command = sandbox.command("bash");
+    let mut command = sandbox.command(bash());
     command
         .args(["--noprofile", "--norc"])
         .arg(format!("/dev/fd/{fd}"))

@@ -154,11 +154,18 @@ enum Role {
 #[derive(Debug)]
 pub struct Sandbox {
     dir: PathBuf,
+    /// The holder may outlive the harness (made for a cell that may be kept).
     keep_alive: bool,
+    /// The cell is kept ([`Sandbox::keep`]): dropping the sandbox leaves it running. A cell made
+    /// to be kept that is dropped before (an interrupted run) ends with every process in it.
+    kept: std::sync::atomic::AtomicBool,
     holder: Mutex<Option<Holder>>,
     cgroup: Option<Cgroup>,
     env: Mutex<BTreeMap<String, OsString>>,
     workdir: Mutex<PathBuf>,
+    /// With a learner's copied tree shown ([`SandboxOptions::view`]): the directories it shows,
+    /// the only ones [`Sandbox::read`] reads from.
+    confine: Option<Vec<PathBuf>>,
 }
 
 impl Sandbox {
@@ -189,13 +196,19 @@ impl Sandbox {
         env.insert("LANG".to_owned(), "C.UTF-8".into());
         env.insert("TERM".to_owned(), "dumb".into());
         env.insert("USER".to_owned(), "root".into());
+        let confine = match &options.view {
+            Some(view) => Some(root::view_dirs(view)?),
+            None => None,
+        };
         let sandbox = Sandbox {
             dir: dir.to_owned(),
             keep_alive: options.keep_alive,
+            kept: false.into(),
             holder: Mutex::new(None),
             cgroup: Some(cgroup),
             env: Mutex::new(env),
             workdir: Mutex::new(PathBuf::from("/root")),
+            confine,
         };
         let setup = unix::Setup {
             root: cstring(dir.join("fs/root")),
@@ -238,10 +251,12 @@ impl Sandbox {
         Ok(Sandbox {
             dir: dir.to_owned(),
             keep_alive: true,
+            kept: true.into(),
             holder: Mutex::new(Some(holder)),
             cgroup: None,
             env: Mutex::new(env),
             workdir: Mutex::new(workdir),
+            confine: None,
         })
     }
 
@@ -293,9 +308,16 @@ impl Sandbox {
         cmd
     }
 
-    /// Whether the cell outlives this process (kept cells).
+    /// Whether the cell may outlive this process (cells that may be kept).
     pub fn keeps(&self) -> bool {
         self.keep_alive
+    }
+
+    /// Keeps the cell: it outlives this sandbox (and labcheck) until `labcheck down`. Only a
+    /// sandbox made with [`SandboxOptions::keep_alive`] can be kept.
+    pub fn keep(&self) {
+        self.kept
+            .store(self.keep_alive, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The cell's directory on the host.
@@ -459,10 +481,13 @@ impl Sandbox {
     }
 
     /// Reads a file as the learner sees it, up to [`READ_LIMIT`] bytes. A FIFO, socket or
-    /// device is refused (`InvalidInput`) rather than read, which could block or never end.
+    /// device is refused (`InvalidInput`) rather than read, which could block or never end. With
+    /// a learner's copied tree, only its files are read: a path outside it is not there
+    /// (`NotFound`), a link out of it is refused (`InvalidInput`).
     pub fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         let path = path.to_owned();
-        self.inside(move || read_regular(&path))
+        let confine = self.confine.clone();
+        self.inside(move || read_regular(&path, confine.as_deref()))
     }
 
     /// Stops the holder: its init ends, and with it every process of the cell; then the cell's
@@ -483,7 +508,9 @@ impl Sandbox {
 
 impl Drop for Sandbox {
     fn drop(&mut self) {
-        if self.keep_alive {
+        // A cell not kept ends here: its holder, and with the control group every process that
+        // joined it (learner commands, the cluster's etcd and API server, a mesh's processes).
+        if self.kept.load(std::sync::atomic::Ordering::SeqCst) {
             return;
         }
         if let Some(h) = self
@@ -521,6 +548,57 @@ fn hostname(dir: &Path) -> String {
         end -= 1;
     }
     name[..end].to_owned()
+}
+
+/// Hides the host directory `dir` (an empty read-only tmpfs over it) in every cell that runs
+/// now, of every labcheck run: a state directory first used after those cells started. Cells
+/// are found by their control groups (`…/labcheck/<cell>`); their mount namespaces are entered
+/// one by one. What cannot be entered is left (a cell that just ended).
+pub fn hide_in_running_cells(dir: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let own = std::fs::metadata("/proc/self/ns/mnt").map(|m| m.ino()).ok();
+    let mut seen = std::collections::HashSet::new();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for e in procs.flatten() {
+        let in_cell = std::fs::read_to_string(e.path().join("cgroup"))
+            .is_ok_and(|c| c.lines().any(|l| l.contains("/labcheck/")));
+        if !in_cell {
+            continue;
+        }
+        let ns = e.path().join("ns/mnt");
+        let Ok(ino) = std::fs::metadata(&ns).map(|m| m.ino()) else {
+            continue;
+        };
+        if Some(ino) == own || !seen.insert(ino) {
+            continue;
+        }
+        let Ok(file) = File::open(&ns) else {
+            continue;
+        };
+        let _ = std::thread::scope(|s| {
+            s.spawn(|| -> io::Result<()> {
+                use nix::mount::{MsFlags, mount};
+                use nix::sched::{CloneFlags, setns, unshare};
+                unshare(CloneFlags::CLONE_FS)?;
+                setns(&file, CloneFlags::CLONE_NEWNS)?;
+                if !dir.is_dir() {
+                    return Ok(());
+                }
+                let flags = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+                mount(
+                    Some("tmpfs"),
+                    dir,
+                    Some("tmpfs"),
+                    flags,
+                    Some("mode=755,size=4k"),
+                )?;
+                Ok(())
+            })
+            .join()
+        });
+    }
 }
 
 /// Whether a cell's directory or group named `name` (`<cell>-<pid>`, as every run names them) was

@@ -41,6 +41,31 @@ pub(super) fn ops(dir: &Path, options: &SandboxOptions) -> Result<Vec<Op>, Sandb
     Ok(root.ops)
 }
 
+/// Where the system's programs and libraries live: a learner's copied tree never stands in
+/// for them (the grader runs the host's).
+const PROGRAM_DIRS: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+];
+
+/// The top-level directories of a learner's tree under `view` that a cell shows in place of the
+/// host's (as `/name`): all but the system's and the programs'.
+pub(super) fn view_dirs(view: &Path) -> Result<Vec<PathBuf>, SandboxError> {
+    let entries = std::fs::read_dir(view).map_err(io_err("cannot read", view))?;
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| Path::new("/").join(e.file_name()))
+        .filter(|top| {
+            !SYSTEM_PATHS
+                .iter()
+                .chain(PROGRAM_DIRS)
+                .any(|s| top.starts_with(s))
+        })
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}
+
 /// A root being described.
 struct Root {
     dir: PathBuf,
@@ -117,19 +142,11 @@ impl Root {
 
     /// A learner's environment copied under `view`: each of its top-level directories replaces
     /// the host's (an overlay of its own: layers of one overlay may not contain each other).
+    /// The tree is data: mounted `noexec`, `nosuid` and `nodev`, and never in the place of the
+    /// system's programs and libraries ([`view_dirs`]), so nothing in it runs.
     fn view(&mut self, view: &Path) -> Result<(), SandboxError> {
-        let entries = std::fs::read_dir(view).map_err(io_err("cannot read", view))?;
-        let mut names: Vec<_> = entries
-            .flatten()
-            .filter(|e| e.path().is_dir())
-            .map(|e| e.file_name())
-            .collect();
-        names.sort();
-        for name in names {
-            let top = Path::new("/").join(&name);
-            if SYSTEM_PATHS.iter().any(|s| top.starts_with(s)) {
-                continue;
-            }
+        for top in view_dirs(view)? {
+            let name = top.strip_prefix("/").unwrap_or(&top).to_owned();
             let layer = self.dir.join("fs/view").join(&name);
             let options = self.overlay(&view.join(&name), &layer)?;
             let target = cstring(self.root.join(&name));
@@ -138,25 +155,27 @@ impl Root {
                 Some("overlay"),
                 target,
                 Some("overlay"),
-                0,
+                MS_NOEXEC | MS_NOSUID | MS_NODEV,
                 Some(&options),
             ));
         }
         Ok(())
     }
 
-    /// Host directories no cell may see, covered by an empty read-only tmpfs.
+    /// Host directories no cell may see, covered by an empty read-only tmpfs. One removed before
+    /// the cell's init mounts over it (another run's state directory as that run ends) has
+    /// nothing left to hide: its mount may find no target.
     fn hide(&mut self, hide: &[PathBuf]) {
         for hidden in hide {
             if hidden.is_absolute() && hidden.is_dir() && hidden != Path::new("/") {
                 let target = cstring(self.root.join(hidden.strip_prefix("/").unwrap_or(hidden)));
-                self.push(mount(
+                self.push(optional(mount(
                     Some("tmpfs"),
                     target,
                     Some("tmpfs"),
                     MS_RDONLY | MS_NOSUID | MS_NODEV,
                     Some("mode=755,size=4k"),
-                ));
+                )));
             }
         }
     }

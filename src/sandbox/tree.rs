@@ -120,7 +120,8 @@ impl Walk {
     }
 }
 
-/// Writes `entries` under `to` (call it inside the cell's mount namespace).
+/// Writes `entries` under `to` (call it inside the cell's mount namespace). Files are written
+/// anew: no extended attribute (a file capability among them) and no set-id bit comes along.
 pub fn write(entries: &[Entry], to: &Path) -> io::Result<()> {
     let at = |rel: &Path| {
         if rel.as_os_str().is_empty() {
@@ -182,12 +183,17 @@ pub async fn copy(from: &Path, to: &Path) -> io::Result<()> {
     }
 }
 
-/// Clears the setuid and setgid bits of every file and directory under `dir` (symlinks are not
-/// followed): a checkpoint keeps what a cell wrote, never a way to run as its owner.
-pub fn drop_set_id_bits(dir: &Path) -> io::Result<()> {
+/// Takes every way to gain privilege off the files under `dir` (symlinks are not followed): the
+/// setuid and setgid bits of files and directories, and file capabilities (the
+/// `security.capability` attribute a learner's `setcap` leaves). A checkpoint keeps what a cell
+/// wrote, never a way to run as its owner or with capabilities the learner gave a file.
+pub fn drop_privileges(dir: &Path) -> io::Result<()> {
     let meta = std::fs::symlink_metadata(dir)?;
     if meta.file_type().is_symlink() {
         return Ok(());
+    }
+    if meta.is_file() {
+        super::unix::remove_xattr(dir, c"security.capability")?;
     }
     let mode = meta.permissions().mode();
     if mode & 0o6000 != 0 {
@@ -195,7 +201,7 @@ pub fn drop_set_id_bits(dir: &Path) -> io::Result<()> {
     }
     if meta.is_dir() {
         for entry in std::fs::read_dir(dir)? {
-            drop_set_id_bits(&entry?.path())?;
+            drop_privileges(&entry?.path())?;
         }
     }
     Ok(())

@@ -191,8 +191,13 @@ pub fn enter(command: &mut tokio::process::Command, entry: Entry) {
                     end_others(pid)?;
                 }
             }
-            if let Some(cwd) = &entry.cwd {
-                check(libc::chdir(cwd.as_ptr()))?;
+            // A working directory the learner removed (`rm -rf /root/*`) or replaced is not the
+            // harness's fault: the command starts at `/`, as a shell left in a deleted
+            // directory would reach nothing there either.
+            if let Some(cwd) = &entry.cwd
+                && libc::chdir(cwd.as_ptr()) == -1
+            {
+                check(libc::chdir(c"/".as_ptr()))?;
             }
             if entry.drop_capabilities {
                 drop_capabilities()?;
@@ -427,5 +432,33 @@ pub fn kill_group(pgid: i32, signal: i32) {
     // SAFETY: kill(2) with a negative pid addresses a process group; no memory is involved.
     unsafe {
         libc::kill(-pgid, signal);
+    }
+}
+
+/// Sends `signal` to process `pid`. A process that no longer exists is not an error.
+pub fn kill_process(pid: i32, signal: i32) {
+    if pid > 0 {
+        // SAFETY: kill(2) with a positive pid addresses one process; no memory is involved.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+    }
+}
+
+/// Removes the extended attribute `name` of `path` itself (a symlink is not followed). An
+/// attribute the file does not have is not an error.
+pub fn remove_xattr(path: &std::path::Path, name: &std::ffi::CStr) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in a path"))?;
+    // SAFETY: both pointers are NUL-terminated C strings that live across the call.
+    let rc = unsafe { libc::lremovexattr(path.as_ptr(), name.as_ptr()) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let error = io::Error::last_os_error();
+    match error.raw_os_error() {
+        Some(libc::ENODATA | libc::EOPNOTSUPP) => Ok(()),
+        _ => Err(error),
     }
 }

@@ -11,7 +11,7 @@ use predicates::prelude::*;
 
 use crate::author::{Down, labcheck};
 
-const CARRY: &str = "tests/labs/checkpoint/carry.feature";
+pub(crate) const CARRY: &str = "tests/labs/checkpoint/carry.feature";
 
 /// Every step a run recorded, by cell and line: its outcome and its artifacts.
 type Steps = BTreeMap<(String, u64), (serde_json::Value, Vec<(String, String)>)>;
@@ -112,7 +112,7 @@ fn a_mistake_from_a_checkpoint_ends_as_its_replay_byte_for_byte() {
         .iter()
         .map(|s| &s["step"]["line"])
         .collect();
-    assert_eq!(lines, [47], "only the mistake runs");
+    assert_eq!(lines, [48], "only the mistake runs");
 }
 
 #[test]
@@ -129,7 +129,7 @@ fn an_istio_lab_from_checkpoints_ends_as_its_replay_byte_for_byte() {
 }
 
 /// A copy of the carry lab with a fixture, in a repository of its own.
-fn repository() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn repository() -> (tempfile::TempDir, PathBuf) {
     let repo = tempfile::tempdir_in("/var/tmp").expect("repo");
     std::fs::create_dir_all(repo.path().join("fixtures/words")).expect("fixtures");
     std::fs::write(repo.path().join("fixtures/words/a.txt"), "alpha\n").expect("fixture");
@@ -143,7 +143,7 @@ fn repository() -> (tempfile::TempDir, PathBuf) {
     (repo, lab)
 }
 
-fn step3(state: &Path, lab: &Path, extra: &[&str]) -> String {
+pub(crate) fn step3(state: &Path, lab: &Path, extra: &[&str]) -> String {
     let reports = tempfile::tempdir().expect("reports");
     let out = labcheck(state)
         .arg("run")
@@ -159,7 +159,7 @@ fn step3(state: &Path, lab: &Path, extra: &[&str]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-const RESUMED: &str = "from the checkpoint of step 2";
+pub(crate) const RESUMED: &str = "from the checkpoint of step 2";
 
 #[test]
 fn step_n_starts_from_step_n_minus_1_while_nothing_before_changed() {
@@ -209,6 +209,8 @@ fn step_n_starts_from_step_n_minus_1_while_nothing_before_changed() {
 
     let written = std::fs::read_dir(state.path().join("checkpoints"))
         .expect("checkpoints")
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
         .count();
     assert!(written >= 3, "{written} checkpoints");
     labcheck(state.path())
@@ -229,20 +231,39 @@ fn checkpoints_stay_under_their_cap() {
     let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
     let _down = Down(state.path());
     let reports = tempfile::tempdir().expect("reports");
-    labcheck(state.path())
+    // The mistake cell still starts from the checkpoint of step 2 (the run uses it), and once
+    // the run ends none is left over the cap of one byte.
+    let out = labcheck(state.path())
         .env("LABCHECK_CHECKPOINT_CAP", "1")
-        .args(["run", CARRY, "--step", "3", "--report-dir"])
+        .args(["run", CARRY, "--report-dir"])
         .arg(reports.path())
-        .assert()
-        .code(0);
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let (_, record) = steps(reports.path());
+    assert_eq!(resumed_cells(&record).len(), 1, "the mistake resumed");
     let left: Vec<PathBuf> = std::fs::read_dir(state.path().join("checkpoints"))
         .expect("checkpoints")
         .flatten()
         .map(|e| e.path())
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
         .collect();
-    assert_eq!(left.len(), 1, "only the newest stays: {left:?}");
-    let state_json = std::fs::read_to_string(left[0].join("state.json")).expect("state");
-    assert!(state_json.contains("\"step\": 3"), "{state_json}");
+    assert_eq!(
+        left,
+        Vec::<PathBuf>::new(),
+        "over the cap once the run ended"
+    );
+    // An unreadable cap is refused, not taken for the default.
+    labcheck(state.path())
+        .env("LABCHECK_CHECKPOINT_CAP", "lots")
+        .args(["run", CARRY, "--report-dir"])
+        .arg(reports.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("LABCHECK_CHECKPOINT_CAP"));
 }
 
 #[test]

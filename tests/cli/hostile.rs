@@ -534,3 +534,218 @@ fn set_id_bits_never_leave_a_cell_and_the_state_dir_is_its_owners() {
         text(&out)
     );
 }
+
+#[test]
+fn file_capabilities_never_leave_a_cell() {
+    let trial = Trial::new();
+    // The learner keeps CAP_SETFCAP (a container's root has it): `setcap` works in the cell.
+    let lab = trial.lab(
+        "caps.feature",
+        "Feature: caps\n\n  Scenario: leave copies of id with a capability\n    When the learner runs:\n      \"\"\"\n      mkdir -p /root/caps\n      cp /usr/bin/id /root/caps/id && /usr/sbin/setcap cap_net_raw+ep /root/caps/id\n      cp /usr/bin/id /tmp/id && /usr/sbin/setcap cap_net_raw+ep /tmp/id\n      /usr/sbin/getcap /root/caps/id /tmp/id > /root/caps/getcap.txt\n      \"\"\"\n    Then the file \"/root/caps/getcap.txt\" should contain \"/root/caps/id cap_net_raw=ep\"\n    And the file \"/root/caps/getcap.txt\" should contain \"/tmp/id cap_net_raw=ep\"\n\n  Scenario: then fail\n    When the learner runs:\n      \"\"\"\n      echo no > /root/caps/out.txt\n      \"\"\"\n    Then the file \"/root/caps/out.txt\" should contain \"yes\"\n",
+    );
+    let lab = lab.to_str().expect("utf-8 path");
+    // A checkpoint after step 1, and a failed run's leftovers.
+    let out = trial.run(&[lab, "--step", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let _ = Command::cargo_bin("labcheck")
+        .expect("binary")
+        .env("LABCHECK_STATE_DIR", trial.state.path())
+        .args(["down", "--all"])
+        .output();
+    let out = trial.run(&[lab]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let checkpoints = trial.state.path().join("checkpoints");
+    let copies: Vec<PathBuf> = [&checkpoints, &trial.reports()]
+        .into_iter()
+        .flat_map(|root| files_named(root, "id"))
+        .collect();
+    assert!(
+        copies.len() >= 3,
+        "the checkpoint (/root and /tmp) and the leftovers hold the copies: {copies:?}"
+    );
+    let getcap = Command::new("/usr/sbin/getcap")
+        .arg("-r")
+        .arg(&checkpoints)
+        .arg(trial.reports())
+        .output()
+        .expect("getcap");
+    assert_eq!(
+        String::from_utf8_lossy(&getcap.stdout).trim(),
+        "",
+        "files with capabilities left the cell"
+    );
+}
+
+/// Every file called `name` under `root`.
+fn files_named(root: &Path, name: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let meta = std::fs::symlink_metadata(e.path()).expect("meta");
+            if meta.is_dir() {
+                stack.push(e.path());
+            } else if e.file_name() == name {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn down_all_says_what_it_removes_and_leaves_other_users_cells() {
+    let trial = Trial::new();
+    let labcheck = || {
+        let mut cmd = Command::cargo_bin("labcheck").expect("binary");
+        cmd.env("LABCHECK_STATE_DIR", trial.state.path());
+        cmd
+    };
+    let lab = "features/selftest/files.feature";
+    for _ in 0..2 {
+        let out = trial.run(&[lab, "--step", "1"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    let cells_dir = trial.state.path().join("cells");
+    let mut cells: Vec<PathBuf> = std::fs::read_dir(&cells_dir)
+        .expect("cells")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    cells.sort();
+    assert_eq!(cells.len(), 2, "{cells:?}");
+    // One cell's record belongs to another user; a planted record names a directory elsewhere.
+    std::os::unix::fs::chown(cells[1].join("cell.json"), Some(65534), Some(65534)).expect("chown");
+    let victim = trial.dir.path().join("victim");
+    std::fs::create_dir(&victim).expect("victim");
+    let planted = cells_dir.join("planted");
+    std::fs::create_dir(&planted).expect("planted");
+    let mut record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(cells[0].join("cell.json")).expect("record"))
+            .expect("json");
+    record["dir"] = serde_json::json!(victim);
+    record["name"] = serde_json::json!("planted");
+    std::fs::write(planted.join("cell.json"), record.to_string()).expect("plant");
+    let name = |p: &Path| p.file_name().expect("name").to_string_lossy().into_owned();
+
+    let out = labcheck().args(["down", "--all"]).output().expect("down");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(&format!("removed 1 kept cell(s): {}", name(&cells[0]))),
+        "{said}"
+    );
+    assert!(said.contains("belongs to user 65534"), "{said}");
+    assert!(!cells[0].exists() && cells[1].exists(), "{said}");
+    assert!(
+        victim.exists(),
+        "a planted record made down remove {victim:?}"
+    );
+
+    let out = labcheck()
+        .args(["clean", "--everyone"])
+        .output()
+        .expect("clean");
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(&format!("removed 1 kept cell(s): {}", name(&cells[1]))),
+        "{said}"
+    );
+    assert!(said.contains("checkpoint(s)"), "{said}");
+    assert!(!cells[1].exists() && victim.exists(), "{said}");
+}
+
+#[test]
+fn a_removed_workdir_or_start_directory_is_no_harness_error() {
+    let trial = Trial::new();
+    // The learner removes everything under /root, the lab directory (the workdir) with it; the
+    // next command starts at `/` and the next correct step passes.
+    let lab = trial.lab(
+        "wipe.feature",
+        "Feature: wipe\n\n  Background:\n    Given the lab directory \"/root/lab\"\n\n  @no-discrimination\n  Scenario: wipe /root\n    When the learner runs:\n      \"\"\"\n      echo x > /root/lab/a.txt\n      rm -rf /root/*\n      \"\"\"\n    Then the file \"/root/lab/a.txt\" should not exist\n\n  Scenario: write again\n    When the learner runs:\n      \"\"\"\n      mkdir -p /root/lab && echo y > /root/lab/b.txt\n      \"\"\"\n    Then the file \"/root/lab/b.txt\" should contain \"y\"\n",
+    );
+    let out = trial.run(&[lab.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // labcheck started from a directory that is removed while it runs.
+    let slow = trial.lab(
+        "slow.feature",
+        "Feature: slow\n\n  Scenario: wait\n    When the learner runs:\n      \"\"\"\n      sleep 2; mkdir -p /root/slow && echo one > /root/slow/one.txt\n      \"\"\"\n    Then the file \"/root/slow/one.txt\" should contain \"one\"\n",
+    );
+    let start = trial.dir.path().join("start");
+    std::fs::create_dir(&start).expect("start dir");
+    let child = Command::cargo_bin("labcheck")
+        .expect("binary")
+        .current_dir(&start)
+        .env("LABCHECK_STATE_DIR", trial.state.path())
+        .arg("run")
+        .arg(&slow)
+        .arg("--report-dir")
+        .arg(trial.reports())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("labcheck");
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    std::fs::remove_dir(&start).expect("remove the start directory");
+    let out = child.wait_with_output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[test]
+fn no_cell_sees_another_state_directory() {
+    let (a, b) = (Trial::new(), Trial::new());
+    let lab = "features/selftest/files.feature";
+    // A cell kept in state directory A, made before B is ever used.
+    let out = a.run(&[lab, "--step", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let kept: Vec<String> = std::fs::read_dir(a.state.path().join("cells"))
+        .expect("cells")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let labcheck = |state: &Path| {
+        let mut cmd = Command::cargo_bin("labcheck").expect("binary");
+        cmd.env("LABCHECK_STATE_DIR", state);
+        cmd
+    };
+    let _down = crate::author::Down(a.state.path());
+    // B comes into use afterwards, with a file in it a cell must not read.
+    let out = labcheck(b.state.path()).arg("ps").output().expect("ps");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    std::fs::create_dir_all(b.state.path().join("cells")).expect("cells");
+    std::fs::write(b.state.path().join("cells/secret-of-b"), "b\n").expect("secret");
+    // A's running cell does not see B's.
+    let mut shell = labcheck(a.state.path())
+        .args(["shell", &kept[0]])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("shell");
+    {
+        use std::io::Write;
+        let script = format!("ls -A {}/cells; echo listed\n", b.state.path().display());
+        let mut stdin = shell.stdin.take().expect("stdin");
+        stdin.write_all(script.as_bytes()).expect("script");
+    }
+    let out = shell.wait_with_output().expect("shell ends");
+    let seen = text(&out);
+    assert!(seen.contains("listed"), "{seen}");
+    assert!(
+        !seen.contains("secret-of-b"),
+        "A's cell reads B's state: {seen}"
+    );
+    // And B's cells do not see A's.
+    let a_cells = a.state.path().join("cells").display().to_string();
+    let look = b.lab(
+        "look.feature",
+        &format!(
+            "Feature: look\n\n  Background:\n    Given the lab directory \"/root/look\"\n\n  Scenario: look at A\n    When the learner runs:\n      \"\"\"\n      ls -A {a_cells} > /root/look/a.txt; cat {a_cells}/*/cell.json >> /root/look/a.txt; echo end >> /root/look/a.txt\n      \"\"\"\n    Then the file \"/root/look/a.txt\" should contain \"end\"\n    And the file \"/root/look/a.txt\" should not contain \"{}\"\n",
+            kept[0]
+        ),
+    );
+    let out = b.run(&[look.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}

@@ -186,3 +186,77 @@ fn sigint_during_a_slow_check_ends_the_run_at_once() {
     assert_eq!(status.code(), Some(130));
     assert!(cells(state.path()).is_empty(), "the cell was removed");
 }
+
+/// Processes in the control group of the cell `name` (its holder, init, commands and cluster).
+fn in_group(name: &str) -> Vec<String> {
+    let group = format!("labcheck/{name}");
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("cgroup"))
+                .is_ok_and(|c| c.lines().any(|l| l.ends_with(&group)))
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
+        .map(|c| c.replace('\0', " "))
+        .collect()
+}
+
+#[test]
+fn an_interrupted_step_n_leaves_no_cell_process_or_partial_checkpoint() {
+    // `--step N` keeps its cell, but only once its steps have run: interrupted before, while the
+    // cluster starts or a step runs, nothing of the cell stays.
+    for delay in [2, 6] {
+        let state = tempfile::tempdir_in("/var/tmp").expect("state");
+        let reports = tempfile::tempdir().expect("reports");
+        let mut child = Command::cargo_bin("labcheck")
+            .expect("binary")
+            .env("LABCHECK_STATE_DIR", state.path())
+            .args([
+                "run",
+                "features/istio/traffic-routing.feature",
+                "--istio",
+                "1.31",
+                "--step",
+                "3",
+                "--fresh",
+                "--report-dir",
+            ])
+            .arg(reports.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("labcheck starts");
+        std::thread::sleep(Duration::from_secs(delay));
+        // SAFETY: kill(2) on the pid of the child this test started.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGINT);
+        }
+        let run = child.id();
+        assert_eq!(wait(&mut child), Some(130), "after {delay} s");
+        let name = format!("traffic-routing-1-31-{run}");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !in_group(&name).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert_eq!(in_group(&name), Vec::<String>::new(), "after {delay} s");
+        let marker = state.path().display().to_string();
+        let named: Vec<String> = std::fs::read_dir("/proc")
+            .expect("/proc")
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
+            .map(|c| c.replace('\0', " "))
+            .filter(|c| c.contains(&marker))
+            .collect();
+        assert_eq!(named, Vec::<String>::new(), "after {delay} s");
+        assert!(cells(state.path()).is_empty(), "{:?}", cells(state.path()));
+        let aside: Vec<String> = std::fs::read_dir(state.path().join("checkpoints"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".partial") || n.starts_with(".trash"))
+            .collect();
+        assert_eq!(aside, Vec::<String>::new(), "after {delay} s");
+    }
+}

@@ -3,8 +3,10 @@
 mod author;
 mod broken;
 mod checkpoint;
+mod checkpoint_trust;
 mod cluster;
 mod descriptors;
+mod grade_root;
 mod honest;
 mod hostile;
 mod lifecycle;

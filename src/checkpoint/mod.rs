@@ -8,10 +8,16 @@
 //! ports and certificates — whose files and cluster objects are the checkpoint's.
 //!
 //! Checkpoints are content-addressed: the key hashes the matrix label, labcheck itself, the
-//! toolchain (each binary's path, size and modification time) and the lab's text up to the end
-//! of the step. The fixtures' contents are hashed when a checkpoint is written and checked again
-//! before it is used. They live under `<state dir>/checkpoints/<key>/`, at most [`Store::cap`]
-//! bytes in all; the least recently used go first.
+//! toolchain (each binary's path, size and modification time), the lab's path and its text up to
+//! the end of the step, with the contents of each fixture a step up to there copies. A
+//! [`manifest`] of every file is written with a checkpoint and checked before it is used: one
+//! that changed since is discarded. They live under `<state dir>/checkpoints/<key>/`, written
+//! aside and moved in place in one rename (a second writer of the same key keeps the first's),
+//! at most [`Store::cap`] bytes in all once no run uses them ([`pins`]); the least recently used
+//! go first.
+
+pub mod manifest;
+mod pins;
 
 use std::collections::BTreeMap;
 use std::io;
@@ -49,11 +55,13 @@ pub enum CheckpointError {
     },
 }
 
-/// The key of the checkpoint after each step of `lab` (by the step's line): the identity and
-/// the lab's text from its first line up to the next step's Scenario (mistakes between them
-/// included; an edit there only costs a replay).
+/// The key of the checkpoint after each step of `lab` (by the step's line): the identity, the
+/// lab's path and its text from its first line up to the next step's Scenario (mistakes between
+/// them included; an edit there only costs a replay), each fixture step's fixture contents
+/// hashed with its line.
 pub fn keys(text: &str, lab: &Lab, identity: &str) -> BTreeMap<usize, Key> {
     let lines: Vec<&str> = text.lines().collect();
+    let fixtures = fixture_digests(lab);
     let steps: Vec<&LabStep> = lab
         .steps
         .iter()
@@ -63,8 +71,10 @@ pub fn keys(text: &str, lab: &Lab, identity: &str) -> BTreeMap<usize, Key> {
     // One pass over the text: each key hashes the prefix up to its step's end, so the hash of
     // the text so far is carried from step to step (linear in the lab's length).
     let mut hash = Sha256::new();
-    hash.update(b"labcheck checkpoint 1\n");
+    hash.update(b"labcheck checkpoint 2\n");
     hash.update(identity.as_bytes());
+    let origin = std::fs::canonicalize(lab.origin()).unwrap_or_else(|_| lab.origin().to_owned());
+    hash.update(format!("lab={}\n", origin.display()).as_bytes());
     let mut hashed = 0;
     for (i, step) in steps.iter().enumerate() {
         let end = steps
@@ -73,14 +83,56 @@ pub fn keys(text: &str, lab: &Lab, identity: &str) -> BTreeMap<usize, Key> {
             .unwrap_or(lines.len())
             .min(lines.len())
             .max(hashed);
-        for line in &lines[hashed..end] {
+        for (n, line) in lines.iter().enumerate().take(end).skip(hashed) {
             hash.update(line.as_bytes());
             hash.update(b"\n");
+            // Gherkin lines count from 1.
+            for digest in fixtures.get(&(n + 1)).into_iter().flatten() {
+                hash.update(format!("fixture={digest}\n").as_bytes());
+            }
         }
         hashed = end;
         keys.insert(step.line, Key(hex(&hash.clone().finalize())));
     }
     keys
+}
+
+/// The digest of the contents of each fixture the lab's steps copy, by the step's line (a
+/// fixture that cannot be read hashes as its error: lint and the run report it).
+fn fixture_digests(lab: &Lab) -> BTreeMap<usize, Vec<String>> {
+    let mut out: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    let Some(feature) = lab.feature() else {
+        return out;
+    };
+    let scenarios = feature
+        .scenarios
+        .iter()
+        .chain(feature.rules.iter().flat_map(|r| &r.scenarios));
+    let steps = feature
+        .background
+        .iter()
+        .flat_map(|b| &b.steps)
+        .chain(
+            feature
+                .rules
+                .iter()
+                .flat_map(|r| r.background.iter().flat_map(|b| &b.steps)),
+        )
+        .chain(scenarios.flat_map(|s| &s.steps));
+    for step in steps {
+        let Ok(compiled) = crate::steps::compile::compile(step) else {
+            continue;
+        };
+        let crate::steps::action::Action::Fixture { src, .. } = &compiled.action else {
+            continue;
+        };
+        let digest = match crate::cell::fixture_source(lab.origin(), src) {
+            Some(path) => digest_tree(&path).unwrap_or_else(|e| format!("unreadable: {e}")),
+            None => "missing".to_owned(),
+        };
+        out.entry(step.position.line).or_default().push(digest);
+    }
+    out
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -141,44 +193,87 @@ pub struct Store {
     pub cap: u64,
 }
 
+/// `LABCHECK_CHECKPOINT_CAP` does not give a size.
+#[derive(Debug, thiserror::Error)]
+#[error("LABCHECK_CHECKPOINT_CAP={0:?} is not a size (write 4GiB, 500MiB or a number of bytes)")]
+pub struct CapError(String);
+
+/// The cap `LABCHECK_CHECKPOINT_CAP` sets, or [`DEFAULT_CAP`].
+pub fn cap_from_env() -> Result<u64, CapError> {
+    match std::env::var("LABCHECK_CHECKPOINT_CAP") {
+        Err(_) => Ok(DEFAULT_CAP),
+        Ok(v) => crate::sandbox::cgroup::parse_size(&v).ok_or(CapError(v)),
+    }
+}
+
 impl Store {
     pub fn new(state_dir: &Path) -> Store {
-        let cap = std::env::var("LABCHECK_CHECKPOINT_CAP")
-            .ok()
-            .and_then(|v| crate::sandbox::cgroup::parse_size(&v))
-            .unwrap_or(DEFAULT_CAP);
+        let cap = cap_from_env().unwrap_or(DEFAULT_CAP);
         Store {
             root: crate::state::Area::Checkpoints.dir(state_dir),
             cap,
         }
     }
 
-    /// The checkpoint `key`, if there is one and the fixtures it copied in are unchanged; using
-    /// it makes it the most recently used.
-    pub fn open(&self, key: &Key) -> Option<Checkpoint> {
+    /// The checkpoint `key`, if there is one that matches its manifest and the fixtures it
+    /// copied in are unchanged; using it makes it the most recently used, and pins it for this
+    /// run (no run's pruning removes it until this run ends). One that does not match its
+    /// manifest is removed, and the caller is told why.
+    pub fn open(&self, key: &Key) -> Result<Option<Checkpoint>, Discarded> {
         let dir = self.root.join(&key.0);
-        let text = std::fs::read_to_string(dir.join("state.json")).ok()?;
-        let state: State = serde_json::from_str(&text).ok()?;
+        if std::fs::symlink_metadata(&dir).is_err() {
+            return Ok(None);
+        }
+        // Pinned before it is checked: a pruning run that moved it away puts it back when it
+        // sees the pin, or this run finds it gone and replays.
+        if pins::pin(&self.root, key).is_err() {
+            return Ok(None);
+        }
+        let state = manifest::verify(&dir)
+            .map_err(|m| m.to_string())
+            .and_then(|()| {
+                let text =
+                    std::fs::read_to_string(dir.join("state.json")).map_err(|e| e.to_string())?;
+                serde_json::from_str::<State>(&text).map_err(|e| format!("state.json: {e}"))
+            });
+        let state = match state {
+            Ok(state) => state,
+            Err(_) if std::fs::symlink_metadata(&dir).is_err() => {
+                pins::unpin(&self.root, key);
+                return Ok(None);
+            }
+            Err(reason) => {
+                pins::unpin(&self.root, key);
+                self.retire(&dir);
+                return Err(Discarded {
+                    key: key.clone(),
+                    reason,
+                });
+            }
+        };
         let fresh = state
             .fixtures
             .iter()
             .all(|(path, digest)| digest_tree(path).is_ok_and(|d| &d == digest));
         if !fresh {
-            return None;
+            pins::unpin(&self.root, key);
+            return Ok(None);
         }
         let _ = std::fs::File::options()
             .write(true)
             .open(dir.join("state.json"))
             .and_then(|f| f.set_modified(SystemTime::now()));
-        Some(Checkpoint {
+        Ok(Some(Checkpoint {
             key: key.clone(),
             dir,
             state,
-        })
+        }))
     }
 
     /// Writes the checkpoint `key` of `cell` (and of its cluster, whose state `cluster` copies)
-    /// after `step`, replacing any older one.
+    /// after `step`: aside, then moved in place in one rename. When another run wrote the same
+    /// key first, its checkpoint (the same state) stays and this one goes; an older one that no
+    /// longer matches its manifest is replaced. The checkpoint stays pinned for this run.
     pub async fn write(
         &self,
         key: &Key,
@@ -210,8 +305,8 @@ impl Store {
                 .await
                 .map_err(io("cannot copy the cell's /tmp"))?;
             for part in ["upper", "tmp"] {
-                crate::sandbox::tree::drop_set_id_bits(&partial.join(part))
-                    .map_err(io("cannot clear set-id bits in the checkpoint"))?;
+                crate::sandbox::tree::drop_privileges(&partial.join(part))
+                    .map_err(io("cannot clear set-id bits and file capabilities"))?;
             }
             if let Some(c) = cluster {
                 c.copy(&partial.join("etcd"))
@@ -237,9 +332,11 @@ impl Store {
             let json = serde_json::to_vec_pretty(&state).unwrap_or_default();
             std::fs::write(partial.join("state.json"), json)
                 .map_err(io("cannot write state.json"))?;
+            manifest::write(&partial).map_err(io("cannot write the manifest"))?;
+            pins::pin(&self.root, key).map_err(io("cannot pin the checkpoint"))?;
             let dir = self.root.join(&key.0);
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::rename(&partial, &dir).map_err(io("cannot move the checkpoint in place"))?;
+            self.publish(&partial, &dir)
+                .map_err(io("cannot move the checkpoint in place"))?;
             Ok(Checkpoint {
                 key: key.clone(),
                 dir,
@@ -247,13 +344,52 @@ impl Store {
             })
         }
         .await;
-        match &written {
-            Ok(c) => self.prune(&c.dir),
-            Err(_) => {
-                let _ = std::fs::remove_dir_all(&partial);
-            }
+        let _ = std::fs::remove_dir_all(&partial);
+        if written.is_ok() {
+            self.prune();
         }
         written
+    }
+
+    /// Moves the checkpoint written at `partial` to `dir`, unless another run has put a valid
+    /// one there first (the same key: the same state), which then stays.
+    fn publish(&self, partial: &Path, dir: &Path) -> io::Result<()> {
+        for _ in 0..3 {
+            match std::fs::rename(partial, dir) {
+                Ok(()) => return Ok(()),
+                Err(e) if std::fs::symlink_metadata(dir).is_err() => {
+                    if e.kind() != io::ErrorKind::NotFound {
+                        return Err(e);
+                    }
+                }
+                Err(_) => {
+                    if manifest::verify(dir).is_ok() {
+                        return Ok(());
+                    }
+                    self.retire(dir);
+                }
+            }
+        }
+        Err(io::Error::other(format!(
+            "{} keeps changing under this run",
+            dir.display()
+        )))
+    }
+
+    /// Removes a checkpoint directory: first moved aside in one rename, so that no run finds it
+    /// half removed.
+    fn retire(&self, dir: &Path) {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+        let trash = self.root.join(format!(
+            ".trash-{}-{n}-{}",
+            name.unwrap_or_default(),
+            std::process::id()
+        ));
+        if std::fs::rename(dir, &trash).is_ok() {
+            remove_any(&trash);
+        }
     }
 
     /// The checkpoints on disk: each one's directory, last use and size in bytes on disk.
@@ -268,7 +404,7 @@ impl Store {
                 let used = e
                     .path()
                     .join("state.json")
-                    .metadata()
+                    .symlink_metadata()
                     .and_then(|m| m.modified())
                     .unwrap_or(SystemTime::UNIX_EPOCH);
                 (e.path(), used, disk_usage(&e.path()))
@@ -276,9 +412,10 @@ impl Store {
             .collect()
     }
 
-    /// Removes the least recently used checkpoints until all take at most [`Store::cap`]
-    /// bytes; `keep` (the one just written) stays.
-    pub fn prune(&self, keep: &Path) {
+    /// Removes the least recently used checkpoints no live run has pinned until all take at
+    /// most [`Store::cap`] bytes. Each goes aside in one rename first, and comes back if a run
+    /// pinned it meanwhile.
+    pub fn prune(&self) {
         let mut all = self.list();
         let mut total: u64 = all.iter().map(|(_, _, size)| size).sum();
         all.sort_by_key(|(_, used, _)| *used);
@@ -286,10 +423,45 @@ impl Store {
             if total <= self.cap {
                 break;
             }
-            if dir != keep && std::fs::remove_dir_all(&dir).is_ok() {
-                total = total.saturating_sub(size);
+            let Some(key) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+                continue;
+            };
+            if pins::pinned(&self.root, &key) {
+                continue;
+            }
+            let trash = self
+                .root
+                .join(format!(".trash-{key}-prune-{}", std::process::id()));
+            if std::fs::rename(&dir, &trash).is_err() {
+                continue;
+            }
+            if pins::pinned(&self.root, &key) {
+                let _ = std::fs::rename(&trash, &dir);
+                continue;
+            }
+            remove_any(&trash);
+            total = total.saturating_sub(size);
+        }
+    }
+
+    /// Ends this run's use of its checkpoints (their pins go), then prunes: once no run uses
+    /// them, the checkpoints take at most [`Store::cap`] bytes.
+    pub fn release(&self) {
+        pins::release(&self.root);
+        // What this run left aside (a checkpoint it was writing when it was interrupted).
+        let mine = format!("-{}", std::process::id());
+        for e in std::fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let aside = name.starts_with(".partial-") || name.starts_with(".trash-");
+            if aside && name.ends_with(&mine) {
+                remove_any(&e.path());
             }
         }
+        self.prune();
     }
 
     /// Removes every checkpoint; returns how many there were.
@@ -299,17 +471,34 @@ impl Store {
         count
     }
 
-    /// Removes checkpoints that a run which is gone left half written.
+    /// Removes what runs that are gone left: half-written checkpoints, ones moved aside to be
+    /// removed, and their pins.
     pub fn reap_partial(&self) {
         let Ok(entries) = std::fs::read_dir(&self.root) else {
             return;
         };
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with(".partial-") && crate::sandbox::left_by_a_gone_run(&name) {
-                let _ = std::fs::remove_dir_all(e.path());
+            let aside = name.starts_with(".partial-") || name.starts_with(".trash-");
+            if aside && crate::sandbox::left_by_a_gone_run(&name) {
+                remove_any(&e.path());
             }
         }
+        pins::release_gone(&self.root);
+    }
+}
+
+/// A checkpoint that was not trusted: it no longer matched its manifest, and was removed.
+#[derive(Clone, Debug)]
+pub struct Discarded {
+    pub key: Key,
+    pub reason: String,
+}
+
+/// Removes a directory, or a file or link where one was.
+fn remove_any(path: &Path) {
+    if std::fs::remove_dir_all(path).is_err() {
+        let _ = std::fs::remove_file(path);
     }
 }
 
@@ -365,7 +554,7 @@ mod tests {
     use super::*;
 
     /// Each key is the hash of the text up to its step's end: the one pass gives what hashing
-    /// each prefix anew gives (checkpoints written before stay valid).
+    /// each prefix anew gives.
     #[test]
     fn keys_hash_each_steps_prefix() {
         let text = "Feature: f\n\n  Scenario: one\n    When the learner runs:\n      \"\"\"\n      true\n      \"\"\"\n    Then the last command should succeed\n\n  Scenario: two\n    When the learner runs:\n      \"\"\"\n      true\n      \"\"\"\n    Then the last command should succeed\n";
@@ -375,8 +564,9 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         let prefix = |end: usize| {
             let mut hash = Sha256::new();
-            hash.update(b"labcheck checkpoint 1\n");
+            hash.update(b"labcheck checkpoint 2\n");
             hash.update(b"id");
+            hash.update(b"lab=f.feature\n");
             for line in &lines[..end] {
                 hash.update(line.as_bytes());
                 hash.update(b"\n");
