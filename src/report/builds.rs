@@ -54,17 +54,16 @@ impl Builds {
         };
         let mut spinners = self.spinners.lock().unwrap_or_else(|e| e.into_inner());
         match phase {
-            BuildPhase::Started => {
-                self.say(&format!(
-                    "labcheck: building {what} (go mod tidy, go build)"
-                ));
+            BuildPhase::Started { steps } => {
+                self.say(&format!("labcheck: building {what} ({steps})"));
                 if let Some(multi) = &self.multi {
                     let bar = multi.add(ProgressBar::new_spinner());
                     bar.set_style(
                         ProgressStyle::with_template("{spinner} building {msg} [{elapsed}]")
                             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                     );
-                    bar.set_message(format!("{what} (go mod tidy)"));
+                    let first = steps.split(',').next().unwrap_or(steps);
+                    bar.set_message(format!("{what} ({first})"));
                     bar.enable_steady_tick(std::time::Duration::from_millis(200));
                     spinners.insert(what.clone(), bar);
                 }

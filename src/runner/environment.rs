@@ -68,6 +68,8 @@ pub struct Environment {
     /// What a live mesh runs (`@mesh` cells only): istiod by matrix label, and the controllers
     /// and kwok, which every version shares.
     pub pilot_discovery: BTreeMap<String, Tool>,
+    /// The sidecars' agent by matrix label.
+    pub pilot_agent: BTreeMap<String, Tool>,
     pub mesh: Vec<Tool>,
 }
 
@@ -80,6 +82,7 @@ impl Environment {
             kubernetes: None,
             istioctl: BTreeMap::new(),
             pilot_discovery: BTreeMap::new(),
+            pilot_agent: BTreeMap::new(),
             mesh: Vec::new(),
         }
     }
@@ -98,6 +101,7 @@ impl Environment {
         }
         if needs == Needs::Mesh {
             tools.extend(self.pilot_discovery.get(label));
+            tools.extend(self.pilot_agent.get(label));
             tools.extend(self.mesh.iter());
         }
         tools
@@ -116,6 +120,8 @@ impl Environment {
             kube_scheduler: named("kube-scheduler")?,
             kwok: named("kwok")?,
             pilot_discovery: self.pilot_discovery.get(label)?.path.clone(),
+            pilot_agent: self.pilot_agent.get(label)?.path.clone(),
+            envoy: named("envoy")?,
         })
     }
 
@@ -138,6 +144,8 @@ const CLUSTER_ONLY: &[&str] = &[
     "kube-controller-manager",
     "kube-scheduler",
     "kwok",
+    "pilot-agent",
+    "envoy",
 ];
 
 /// The tools a cell puts first on the learner's PATH, by name: all but those only the cluster
@@ -186,7 +194,8 @@ mod tests {
         env.kubernetes = Some(tool("kube-apiserver"));
         env.pilot_discovery
             .insert("1.31".into(), tool("pilot-discovery"));
-        env.mesh = ["kube-controller-manager", "kube-scheduler", "kwok"]
+        env.pilot_agent.insert("1.31".into(), tool("pilot-agent"));
+        env.mesh = ["kube-controller-manager", "kube-scheduler", "kwok", "envoy"]
             .map(tool)
             .to_vec();
         let names = |needs| -> Vec<String> {
@@ -199,7 +208,7 @@ mod tests {
             names(Needs::Istio),
             ["istioctl", "kubectl", "kube-apiserver"]
         );
-        assert_eq!(names(Needs::Mesh).len(), 7);
+        assert_eq!(names(Needs::Mesh).len(), 9);
         let learner: Vec<String> = learner_tools(&env.tools_for(Needs::Mesh, "1.31"))
             .into_iter()
             .map(|(name, _)| name)
@@ -209,6 +218,13 @@ mod tests {
         assert_eq!(
             mesh.pilot_discovery,
             PathBuf::from("/cache/pilot-discovery")
+        );
+        assert_eq!(
+            (mesh.pilot_agent, mesh.envoy),
+            (
+                PathBuf::from("/cache/pilot-agent"),
+                PathBuf::from("/cache/envoy")
+            )
         );
         assert!(env.mesh_tools("1.30").is_none(), "no istiod for 1.30");
     }

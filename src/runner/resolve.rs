@@ -152,6 +152,9 @@ async fn prepare(
                 toolchain::Need::PilotDiscovery(_) => {
                     env.pilot_discovery.insert(label.clone(), resolved);
                 }
+                toolchain::Need::PilotAgent(_) => {
+                    env.pilot_agent.insert(label.clone(), resolved);
+                }
                 _ if !env.mesh.iter().any(|t| t.name == resolved.name) => env.mesh.push(resolved),
                 _ => {}
             }

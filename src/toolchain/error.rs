@@ -65,6 +65,13 @@ pub enum ToolError {
         command: String,
         timeout: Duration,
     },
+    #[error("cannot get {tool} {version} from PyPI: `{command}` {problem}")]
+    Pip {
+        tool: Tool,
+        version: String,
+        command: String,
+        problem: String,
+    },
     #[error("unexpected output from `{command}`: {problem}")]
     GoOutput { command: String, problem: String },
     #[error("cannot get {tool} {version}: downloading {url} failed, and {no_build}")]

@@ -133,7 +133,9 @@ impl Go {
                 phase,
             })
         };
-        tell(BuildPhase::Started);
+        tell(BuildPhase::Started {
+            steps: "go mod tidy, go build",
+        });
         let current = Mutex::new("go mod tidy");
         let build = async {
             self.run(recipe, dir, &["mod", "tidy"], TIDY_TIMEOUT)
@@ -179,6 +181,29 @@ impl Go {
 
     /// The text of the go.mod `recipe.module` publishes, read from the module cache.
     async fn module_go_mod(&self, recipe: &Recipe, dir: &Path) -> Result<String, ToolError> {
+        let path = self.module_file(recipe, dir, "GoMod").await?;
+        tokio::fs::read_to_string(&path)
+            .await
+            .map_err(|source| ToolError::Io {
+                action: "cannot read the module's go.mod",
+                path,
+                source,
+            })
+    }
+
+    /// Where the module cache holds `recipe.module`'s source tree (after a build, or a
+    /// `go mod download` of its own).
+    pub async fn module_dir(&self, recipe: &Recipe, dir: &Path) -> Result<PathBuf, ToolError> {
+        self.module_file(recipe, dir, "Dir").await
+    }
+
+    /// A path `go mod download -json` reports for `recipe.module` (`GoMod`, `Dir`).
+    async fn module_file(
+        &self,
+        recipe: &Recipe,
+        dir: &Path,
+        field: &str,
+    ) -> Result<PathBuf, ToolError> {
         let id = recipe.module_id();
         let stdout = self
             .run(
@@ -194,20 +219,16 @@ impl Go {
                 command: command.clone(),
                 problem: format!("not JSON: {e}"),
             })?;
-        let Some(path) = info.get("GoMod").and_then(|v| v.as_str()) else {
-            let problem = match info.get("Error").and_then(|v| v.as_str()) {
-                Some(e) => e.to_string(),
-                None => "no GoMod field".to_string(),
-            };
-            return Err(ToolError::GoOutput { command, problem });
-        };
-        tokio::fs::read_to_string(path)
-            .await
-            .map_err(|source| ToolError::Io {
-                action: "cannot read the module's go.mod",
-                path: PathBuf::from(path),
-                source,
-            })
+        match info.get(field).and_then(|v| v.as_str()) {
+            Some(path) => Ok(PathBuf::from(path)),
+            None => {
+                let problem = match info.get("Error").and_then(|v| v.as_str()) {
+                    Some(e) => e.to_string(),
+                    None => format!("no {field} field"),
+                };
+                Err(ToolError::GoOutput { command, problem })
+            }
+        }
     }
 
     /// Runs `go args…` in `dir` in its own process group; on timeout the whole group (the

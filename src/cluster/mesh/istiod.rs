@@ -25,6 +25,19 @@ const SELECTOR: &str = "app=istiod";
 /// Where istiod answers its readiness probe (`/ready`, plain HTTP).
 pub const READY_PORT: u16 = 8080;
 
+/// istiod's settings that keep Istio's own Envoy extensions out of the proxies' configuration:
+/// the peer metadata exchange filters (`istio.metadata_exchange`) and the ALPN override filter
+/// (`istio.alpn`). Istio's stats filter (`istio.stats`) goes with Istio's metrics ([`TELEMETRY`]).
+pub const UPSTREAM_ENVOY_ENV: [(&str, &str); 2] = [
+    ("PILOT_ENABLE_METADATA_EXCHANGE", "false"),
+    ("PILOT_ENABLE_ALPN_FILTER", "false"),
+];
+
+/// The Telemetry the profile applies in the root namespace once istiod runs: Istio's standard
+/// metrics off (their `istio.stats` filter is Istio's own build's), the learner's install left as
+/// it is.
+pub const TELEMETRY: &str = "labcheck-metrics-off";
+
 /// What the watch needs.
 pub struct Watch {
     pub client: kube::Client,
@@ -133,7 +146,12 @@ async fn follow(w: Watch, running: Arc<Mutex<Option<Running>>>) {
         }
         if let Some(pod) = wanted {
             match start(&w, &pod).await {
-                Ok(child) => *lock(&running) = Some(Running { pod, child }),
+                Ok(child) => {
+                    *lock(&running) = Some(Running { pod, child });
+                    if let Err(e) = metrics_off(&w.client).await {
+                        note(&w, &format!("cannot apply Telemetry {TELEMETRY}: {e}"));
+                    }
+                }
                 Err(e) => note(&w, &format!("cannot start istiod as Pod {}: {e}", pod.name)),
             }
         }
@@ -219,6 +237,9 @@ async fn start(w: &Watch, pod: &AsPod) -> Result<tokio::process::Child, String> 
         .env("INSTANCE_IP", &pod.ip)
         .env("REVISION", &pod.revision)
         .env("ISTIOD_CUSTOM_HOST", format!("istiod.{NAMESPACE}.svc"))
+        // What only Istio's own Envoy build understands stays out of the sidecars'
+        // configuration, so that upstream Envoy takes all of it (README, "Sidecars that run").
+        .envs(UPSTREAM_ENVOY_ENV)
         .arg("discovery")
         .arg(format!("--kubeconfig={}", w.kubeconfig.display()))
         .arg(format!("--httpAddr=:{READY_PORT}"))
@@ -233,6 +254,35 @@ async fn start(w: &Watch, pod: &AsPod) -> Result<tokio::process::Child, String> 
         .stderr(Stdio::from(err))
         .spawn()
         .map_err(|e| format!("{}: {e}", w.binary.display()))
+}
+
+/// Applies [`TELEMETRY`] (server-side, as the field manager `labcheck`): every Istio metric of
+/// the `prometheus` provider disabled, mesh-wide.
+async fn metrics_off(client: &kube::Client) -> Result<(), kube::Error> {
+    use kube::api::{ApiResource, DynamicObject, Patch, PatchParams};
+    use kube::core::GroupVersionKind;
+    let gvk = GroupVersionKind::gvk("telemetry.istio.io", "v1", "Telemetry");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "telemetries");
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), NAMESPACE, &resource);
+    let telemetry = serde_json::json!({
+        "apiVersion": "telemetry.istio.io/v1",
+        "kind": "Telemetry",
+        "metadata": {
+            "name": TELEMETRY,
+            "namespace": NAMESPACE,
+            "annotations": {
+                "labcheck.dev/why": "upstream Envoy has no istio.stats filter: Istio's standard metrics are off in this cell",
+            },
+        },
+        "spec": {"metrics": [{
+            "providers": [{"name": "prometheus"}],
+            "overrides": [{"match": {"metric": "ALL_METRICS", "mode": "CLIENT_AND_SERVER"}, "disabled": true}],
+        }]},
+    });
+    let params = PatchParams::apply("labcheck").force();
+    api.patch(TELEMETRY, &params, &Patch::Apply(&telemetry))
+        .await
+        .map(drop)
 }
 
 /// Writes a line of the harness's into istiod's log.

@@ -8,6 +8,8 @@
 
 mod istiod;
 mod kwok;
+mod podnet;
+mod sidecar;
 
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
@@ -25,6 +27,11 @@ pub struct MeshTools {
     pub kwok: PathBuf,
     /// istiod of the cell's Istio version.
     pub pilot_discovery: PathBuf,
+    /// The sidecars' agent of the cell's Istio version; its Envoy bootstrap template lies
+    /// beside it.
+    pub pilot_agent: PathBuf,
+    /// Upstream Envoy, the sidecars' proxy.
+    pub envoy: PathBuf,
 }
 
 /// The cell's non-loopback interface and its peer (both in the cell's namespace).
@@ -94,6 +101,8 @@ pub struct Mesh {
     /// kube-controller-manager, kube-scheduler, kwok, in start order.
     processes: Vec<Process>,
     istiod: Option<istiod::Istiod>,
+    /// The Pods' proxies.
+    sidecars: Option<sidecar::Sidecars>,
     dir: PathBuf,
     keep: bool,
 }
@@ -129,6 +138,7 @@ pub async fn start(s: Start<'_>) -> Result<Mesh, ClusterError> {
     let mut mesh = Mesh {
         processes: Vec::new(),
         istiod: None,
+        sidecars: None,
         dir: s.dir.to_owned(),
         keep: s.keep,
     };
@@ -183,6 +193,18 @@ pub async fn start(s: Start<'_>) -> Result<Mesh, ClusterError> {
         dir: s.dir.to_owned(),
         keep: s.keep,
     }));
+    mesh.sidecars = Some(sidecar::Sidecars::watch(sidecar::Watch {
+        client: s.client.clone(),
+        commands: s.commands.clone(),
+        agent: s.tools.pilot_agent.clone(),
+        bootstrap: s
+            .tools
+            .pilot_agent
+            .with_file_name(crate::toolchain::ENVOY_BOOTSTRAP),
+        envoy: s.tools.envoy.clone(),
+        dir: s.dir.to_owned(),
+        keep: s.keep,
+    }));
     // A cell from a checkpoint whose lab had installed Istio starts as ready as the checkpointed
     // one was: with istiod answering.
     if restored_istiod {
@@ -228,9 +250,12 @@ impl Mesh {
         Ok(())
     }
 
-    /// Stops istiod, then kwok, the scheduler and the controllers: SIGTERM, a grace period,
-    /// SIGKILL.
+    /// Stops the Pods' proxies, istiod, then kwok, the scheduler and the controllers: SIGTERM,
+    /// a grace period, SIGKILL.
     pub async fn stop(&mut self) {
+        if let Some(sidecars) = self.sidecars.as_mut() {
+            sidecars.stop().await;
+        }
         if let Some(istiod) = self.istiod.as_mut() {
             istiod.stop().await;
         }
@@ -239,21 +264,39 @@ impl Mesh {
         }
     }
 
-    /// The pids of its processes (istiod's as it is now), for a kept cell's record.
+    /// The pids of its processes (istiod's and the proxies' as they are now), for a kept
+    /// cell's record.
     pub fn pids(&self) -> Vec<u32> {
         let running = self.processes.iter().filter_map(|p| p.child.id());
+        let proxies = self.sidecars.iter().flat_map(sidecar::Sidecars::pids);
         running
             .chain(self.istiod.as_ref().and_then(istiod::Istiod::pid))
+            .chain(proxies)
             .collect()
     }
 
-    /// The logs of its processes (istiod's once it ran), for a failed cell's report.
+    /// The logs of its processes (istiod's once it ran, the proxies' and the harness's notes on
+    /// them), for a failed cell's report.
     pub fn logs(&self) -> Vec<PathBuf> {
         let names = self.processes.iter().map(|p| p.name).chain(["istiod"]);
-        names
+        let mut logs: Vec<PathBuf> = names
             .map(|n| self.dir.join(format!("{n}.log")))
             .filter(|p| p.exists())
-            .collect()
+            .collect();
+        let mut proxies: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n == "sidecars.log" || n.starts_with("proxy-"))
+            })
+            .collect();
+        proxies.sort();
+        logs.extend(proxies);
+        logs
     }
 }
 

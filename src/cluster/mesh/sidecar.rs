@@ -1,0 +1,339 @@
+//! The Pods' proxies as processes: a watch on every Pod of the cell; each Running Pod with an
+//! IP whose spec has an `istio-proxy` container (an injected sidecar, a native sidecar's init
+//! container, or a gateway's proxy) gets pilot-agent — which starts upstream Envoy — in a network
+//! namespace of the Pod's own holding the Pod's IP ([`podnet`]). The cell does for it what a
+//! kubelet does for that container: its volumes filled ([`volumes`]: the projected service
+//! account token from the API server's TokenRequest, the CA root certificate ConfigMap, the
+//! downward API's labels and annotations, empty directories) under a working directory of the
+//! Pod's own (pilot-agent's paths are relative), its environment resolved from the spec
+//! (literals, `$(VAR)`, field references) and its arguments expanded. Two things differ, both
+//! because the proxy cannot use the cluster's DNS: the discovery and CA addresses are the
+//! istiod Service's endpoint address, with `ISTIOD_SAN` keeping the name istiod's certificate is
+//! checked against (and `CA_ADDR` naming istiod goes, so the CA is checked the same way); and Envoy is upstream's, named in `PROXY_CONFIG` (`binaryPath`), with the
+//! Pod's module's bootstrap template (`ISTIO_BOOTSTRAP`). A proxy ends when its Pod stops
+//! running, is deleted, or the cell ends. Logs: `proxy-<namespace>-<pod>.log` and
+//! `sidecars.log` in the cluster's directory.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Container, Pod};
+use kube::api::Api;
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+
+use super::podnet;
+use crate::sandbox::{NetworkCommands, unix};
+
+mod env;
+mod volumes;
+
+/// The proxy container's name in an injected Pod (and a gateway's).
+const PROXY_CONTAINER: &str = "istio-proxy";
+
+/// What the watch needs.
+pub struct Watch {
+    pub client: kube::Client,
+    /// Commands in the cell's network namespace.
+    pub commands: NetworkCommands,
+    pub agent: PathBuf,
+    /// pilot-agent's Envoy bootstrap template (beside it in the tools cache).
+    pub bootstrap: PathBuf,
+    pub envoy: PathBuf,
+    /// The cluster's directory: logs, and `pods/` with each proxy's working directory.
+    pub dir: PathBuf,
+    pub keep: bool,
+}
+
+/// One Pod's running proxy.
+#[derive(Debug)]
+struct Proxy {
+    pod: String,
+    child: tokio::process::Child,
+    net: podnet::PodNet,
+}
+
+/// The watch and the proxies it started, by Pod uid.
+#[derive(Debug)]
+pub struct Sidecars {
+    task: tokio::task::JoinHandle<()>,
+    running: Arc<Mutex<BTreeMap<String, Proxy>>>,
+    commands: NetworkCommands,
+    keep: bool,
+}
+
+impl Sidecars {
+    /// Starts watching the cell's Pods.
+    pub fn watch(w: Watch) -> Sidecars {
+        let running = Arc::new(Mutex::new(BTreeMap::new()));
+        let keep = w.keep;
+        let commands = w.commands.clone();
+        let task = tokio::spawn(follow(w, running.clone()));
+        Sidecars {
+            task,
+            running,
+            commands,
+            keep,
+        }
+    }
+
+    /// The pids of the running proxies' agents (each leads a process group with its Envoy).
+    pub fn pids(&self) -> Vec<u32> {
+        lock(&self.running)
+            .values()
+            .filter_map(|p| p.child.id())
+            .collect()
+    }
+
+    /// Ends the watch, then every proxy (all at once).
+    pub async fn stop(&mut self) {
+        self.task.abort();
+        let _ = (&mut self.task).await;
+        let proxies: Vec<Proxy> = std::mem::take(&mut *lock(&self.running))
+            .into_values()
+            .collect();
+        let commands = &self.commands;
+        futures::future::join_all(proxies.into_iter().map(|p| end(commands, p))).await;
+    }
+}
+
+impl Drop for Sidecars {
+    fn drop(&mut self) {
+        self.task.abort();
+        if self.keep {
+            return;
+        }
+        for p in lock(&self.running).values() {
+            if let Some(pid) = p.child.id() {
+                unix::kill_group(pid as i32, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Stops a proxy's process group and removes its network.
+async fn end(cell: &NetworkCommands, mut proxy: Proxy) {
+    super::stop(&mut proxy.child).await;
+    podnet::remove(cell, &proxy.net.host_end).await;
+}
+
+/// Follows the cell's Pods for its lifetime (until aborted).
+async fn follow(w: Watch, running: Arc<Mutex<BTreeMap<String, Proxy>>>) {
+    let api: Api<Pod> = Api::all(w.client.clone());
+    let (reader, writer) = reflector::store();
+    let events = reflector(writer, watcher(api, watcher::Config::default())).default_backoff();
+    let mut events = std::pin::pin!(events);
+    // Pods whose proxy could not start: not tried again (the reason is in sidecars.log).
+    let mut failed: BTreeMap<String, String> = BTreeMap::new();
+    let mut interfaces = 0u32;
+    while let Some(event) = events.next().await {
+        if event.is_err() {
+            continue;
+        }
+        let wanted: BTreeMap<String, Arc<Pod>> = reader
+            .state()
+            .into_iter()
+            .filter(|p| wants_proxy(p))
+            .filter_map(|p| Some((p.metadata.uid.clone()?, p)))
+            .collect();
+        let gone: Vec<String> = lock(&running)
+            .keys()
+            .filter(|uid| !wanted.contains_key(*uid))
+            .cloned()
+            .collect();
+        for uid in gone {
+            let proxy = lock(&running).remove(&uid);
+            if let Some(proxy) = proxy {
+                note(&w.dir, &format!("the proxy of Pod {} ends", proxy.pod));
+                end(&w.commands, proxy).await;
+            }
+        }
+        failed.retain(|uid, _| wanted.contains_key(uid));
+        for (uid, pod) in wanted {
+            if lock(&running).contains_key(&uid) || failed.contains_key(&uid) {
+                continue;
+            }
+            interfaces += 1;
+            let name = pod_name(&pod);
+            let started = Instant::now();
+            match start(&w, &pod, &format!("pod{interfaces}")).await {
+                Ok(proxy) => {
+                    note(
+                        &w.dir,
+                        &format!(
+                            "the proxy of Pod {name} starts at {} ({} ms to prepare)",
+                            pod.status
+                                .as_ref()
+                                .and_then(|s| s.pod_ip.as_deref())
+                                .unwrap_or_default(),
+                            started.elapsed().as_millis()
+                        ),
+                    );
+                    lock(&running).insert(uid, proxy);
+                }
+                Err(e) => {
+                    note(
+                        &w.dir,
+                        &format!("cannot start the proxy of Pod {name}: {e}"),
+                    );
+                    failed.insert(uid, e);
+                }
+            }
+        }
+    }
+}
+
+/// Whether a Pod gets a proxy: Running with an IP, not being deleted, with an `istio-proxy`
+/// container or init container.
+fn wants_proxy(pod: &Pod) -> bool {
+    let running = pod
+        .status
+        .as_ref()
+        .is_some_and(|s| s.phase.as_deref() == Some("Running") && s.pod_ip.is_some());
+    running && pod.metadata.deletion_timestamp.is_none() && proxy_container(pod).is_some()
+}
+
+/// The Pod's `istio-proxy` container (a native sidecar's is an init container).
+fn proxy_container(pod: &Pod) -> Option<&Container> {
+    let spec = pod.spec.as_ref()?;
+    spec.init_containers
+        .iter()
+        .flatten()
+        .chain(spec.containers.iter())
+        .find(|c| c.name == PROXY_CONTAINER)
+}
+
+fn pod_name(pod: &Pod) -> String {
+    format!(
+        "{}/{}",
+        pod.metadata.namespace.as_deref().unwrap_or_default(),
+        pod.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// Prepares the Pod's files and network and starts its agent.
+async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
+    let container = proxy_container(pod).ok_or("no istio-proxy container")?;
+    let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let ip = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.pod_ip.clone())
+        .ok_or("no Pod IP")?;
+    let workdir = w.dir.join("pods").join(format!("{namespace}_{name}"));
+    let _ = std::fs::remove_dir_all(&workdir);
+    std::fs::create_dir_all(&workdir).map_err(|e| format!("{}: {e}", workdir.display()))?;
+    volumes::fill(&w.client, pod, container, &workdir).await?;
+
+    let mut vars = env::resolve(pod, container);
+    let proxy = env::Proxy {
+        envoy: &w.envoy,
+        bootstrap: &w.bootstrap,
+    };
+    let addresses = env::istiod_addresses(&vars);
+    let mut resolved = BTreeMap::new();
+    for host in addresses {
+        let ip = env::endpoint(&w.client, &host).await?;
+        resolved.insert(host, ip);
+    }
+    env::for_this_cell(&mut vars, &proxy, &resolved)?;
+    let args = env::expand_args(container, &vars);
+
+    let net = podnet::create(&w.commands, &ip, host_end)
+        .await
+        .map_err(|e| e.to_string())?;
+    let log_path = w.dir.join(format!("proxy-{namespace}-{name}.log"));
+    let log =
+        std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let err = log.try_clone().map_err(|e| e.to_string())?;
+    let host_path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    let spawned = net
+        .commands
+        .command(&w.agent)
+        .current_dir(&workdir)
+        .env_clear()
+        .env("PATH", host_path)
+        .envs(vars)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log))
+        .stderr(Stdio::from(err))
+        .spawn();
+    match spawned {
+        Ok(child) => Ok(Proxy {
+            pod: format!("{namespace}/{name}"),
+            child,
+            net,
+        }),
+        Err(e) => {
+            podnet::remove(&w.commands, host_end).await;
+            Err(format!("{}: {e}", w.agent.display()))
+        }
+    }
+}
+
+/// Writes a line of the harness's into `sidecars.log`.
+fn note(dir: &Path, line: &str) {
+    if let Ok(mut log) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("sidecars.log"))
+    {
+        let _ = writeln!(log, "# labcheck: {line}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(value: serde_json::Value) -> Pod {
+        serde_json::from_value(value).expect("a Pod")
+    }
+
+    #[test]
+    fn only_running_pods_with_an_istio_proxy_get_one() {
+        let running = serde_json::json!({"phase": "Running", "podIP": "10.244.0.5"});
+        let sidecar = pod(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "shop", "uid": "u1"},
+            "spec": {"containers": [{"name": "nginx"}, {"name": "istio-proxy"}]},
+            "status": running,
+        }));
+        let native = pod(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "shop", "uid": "u2"},
+            "spec": {"initContainers": [{"name": "istio-init"}, {"name": "istio-proxy", "restartPolicy": "Always"}],
+                     "containers": [{"name": "nginx"}]},
+            "status": running,
+        }));
+        let plain = pod(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "shop", "uid": "u3"},
+            "spec": {"containers": [{"name": "nginx"}]},
+            "status": running,
+        }));
+        let pending = pod(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "shop", "uid": "u4"},
+            "spec": {"containers": [{"name": "istio-proxy"}]},
+            "status": {"phase": "Pending"},
+        }));
+        let deleted = pod(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "shop", "uid": "u5",
+                         "deletionTimestamp": "2026-12-03T10:00:00Z"},
+            "spec": {"containers": [{"name": "istio-proxy"}]},
+            "status": running,
+        }));
+        assert!(wants_proxy(&sidecar));
+        assert!(wants_proxy(&native));
+        assert!(!wants_proxy(&plain));
+        assert!(!wants_proxy(&pending));
+        assert!(!wants_proxy(&deleted));
+    }
+}
