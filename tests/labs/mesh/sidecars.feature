@@ -30,6 +30,12 @@ Feature: Self-test: sidecars that run
   Scenario: istioctl proxy-status lists the Pod's proxy, SYNCED
     When the learner runs:
       """
-      istioctl proxy-status > /root/labcheck-mesh/proxy-status.txt 2>&1
+      for i in $(seq 60); do
+        istioctl proxy-status -v 1 > /root/labcheck-mesh/proxy-status.txt 2>&1
+        grep -Eq '^web-.*\.shop .*SYNCED.*SYNCED.*SYNCED.*SYNCED' /root/labcheck-mesh/proxy-status.txt && break
+        sleep 1
+      done
       """
     Then the last command should succeed
+    And the file "/root/labcheck-mesh/proxy-status.txt" should match "web-[a-z0-9]+-[a-z0-9]+\.shop +Kubernetes +SYNCED \([^)]*\) +IGNORED +SYNCED \([^)]*\) +SYNCED \([^)]*\) +SYNCED \([^)]*\) +istiod-"
+    And the file "/root/labcheck-mesh/proxy-status.txt" should not contain "NOT SENT"

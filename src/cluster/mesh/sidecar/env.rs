@@ -2,7 +2,7 @@
 //! (literal values with `$(VAR)` references, the downward API's field references; resource
 //! references and Secret or ConfigMap keys are left out, as nothing in the injected proxy needs
 //! them here), then what this cell changes: istiod's addresses, the Envoy binary and its
-//! bootstrap template.
+//! bootstrap template, and no cloud platform to probe for.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -199,6 +199,11 @@ pub fn for_this_cell(
     if get(vars, "ISTIOD_SAN").is_none() {
         set(vars, "ISTIOD_SAN", host);
     }
+    // The cell is on no cloud: the agent's platform probe (GCP, AWS, Azure metadata servers)
+    // would find none after its 2 s timeout, so it is told so at once.
+    if get(vars, "CLOUD_PLATFORM").is_none() {
+        set(vars, "CLOUD_PLATFORM", "none".into());
+    }
     set(
         vars,
         "ISTIO_BOOTSTRAP",
@@ -332,6 +337,7 @@ mod tests {
             "the CA is istiod's discovery address"
         );
         assert_eq!(get(&vars, "ISTIOD_SAN"), Some("istiod.istio-system.svc"));
+        assert_eq!(get(&vars, "CLOUD_PLATFORM"), Some("none"));
         assert_eq!(
             get(&vars, "ISTIO_BOOTSTRAP"),
             Some("/cache/envoy_bootstrap.json")
