@@ -14,9 +14,11 @@
   この環境について: 各セルには本物のコントロールプレーン(kube-controller-manager、kube-scheduler)と、
   シミュレートされたノード(kwok)が 1 つあります。Istio をインストールすると、そのバージョンの istiod
   (pilot-discovery)が istiod の Pod としてプロセスで動き、注入 Webhook と検証 Webhook に本物の istiod が
-  応答します。ただしノードはシミュレーションで、コンテナは実際には起動しません。Pod はスケジュールされ、
-  Running になって IP を持ちますが、Envoy は動いていません。そのため istioctl proxy-status に並ぶプロキシは
-  なく(istiod に接続するサイドカーがないため)、proxy-config や x describe pod で尋ねる Envoy もありません。
+  応答します。ただしノードはシミュレーションで、アプリケーションのコンテナは起動しません。Pod はスケジュール
+  され、Running になって IP を持ちます。istio-proxy を持つ Pod(注入されたサイドカーとイングレスゲートウェイ)
+  には、セルがその Pod の IP を持つネットワーク名前空間で pilot-agent と Envoy(アップストリーム版)をプロセス
+  として起動するので、istioctl proxy-status には各プロキシが並びます。proxy-config や x describe pod で
+  Envoy に直接尋ねることは、この環境ではまだできません。
   採点は、クラスターの状態(Pod のスペック、uid、ラベル)と、保存したファイルを採点側が同じコマンドを
   実行した結果と比べて行います。
 
@@ -267,9 +269,9 @@
     このセルの istiod に直接尋ねます。version.txt には、istiod が答えたコントロールプレーンのバージョンの行が
     含まれている必要があります。
 
-    ヒント: proxy-status は、istiod に接続している各プロキシが最新の設定と同期しているか(SYNCED か STALE か)を
-    一覧にします。この環境ではコンテナが起動しないので Envoy は istiod に接続せず、一覧は見出しの行だけです。
-    それでも、それが istiod の答えです。
+    ヒント: proxy-status は、istiod に接続している各プロキシと、それが購読している設定の種類を一覧にします
+    (-v 1 を付けると、種類ごとに SYNCED か STALE かが見えます)。この環境では、サイドカーを注入された Pod と
+    イングレスゲートウェイの Envoy が istiod に接続しています。
 
     ヒント: istioctl version の「control plane version」は istiod が答えた行です。「data plane version」の行は、
     この環境では istioctl 自身の接続を数えるので、実行するたびに数が変わります。採点はその行を見ません。

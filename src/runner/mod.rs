@@ -519,15 +519,23 @@ async fn prepare(
             let _ = std::fs::create_dir_all(&cenv.dir);
             if let Some(c) = checkpoint {
                 let t = Instant::now();
-                c.restore_cluster(&cenv.dir)
-                    .await
-                    .map_err(|e| restoring("its cluster", e))?;
+                if let Err(e) = c.restore_cluster(&cenv.dir).await {
+                    // A cell that is to be kept but never started is not kept: its holder goes.
+                    cell.sandbox.shutdown().await;
+                    return Err(restoring("its cluster", e));
+                }
                 restore += t.elapsed();
             }
-            let cluster = b.start(&cenv).await.map_err(|source| CellError::Cluster {
-                backend: b.name(),
-                source,
-            })?;
+            let cluster = match b.start(&cenv).await {
+                Ok(cluster) => cluster,
+                Err(source) => {
+                    cell.sandbox.shutdown().await;
+                    return Err(CellError::Cluster {
+                        backend: b.name(),
+                        source,
+                    });
+                }
+            };
             cell.kube = Some(cluster.client.clone());
             Some(cluster)
         }

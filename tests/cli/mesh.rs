@@ -304,7 +304,7 @@ fn sigterm_ends_a_mesh_cell_with_istiod_running() {
 }
 
 #[test]
-fn a_mesh_cell_from_a_checkpoint_runs_its_own_controllers_kwok_and_istiod() {
+fn a_mesh_cell_from_a_checkpoint_runs_its_own_controllers_kwok_istiod_and_proxies() {
     use crate::author::{Down, labcheck};
     use predicates::prelude::*;
 
@@ -343,6 +343,13 @@ fn a_mesh_cell_from_a_checkpoint_runs_its_own_controllers_kwok_and_istiod() {
     assert_eq!(cells.len(), 1, "{cells:?}");
     let istiod = std::fs::read_to_string(cells[0].join("cluster/istiod.log")).expect("istiod.log");
     assert!(istiod.contains("pilot-discovery starts as Pod"), "{istiod}");
+    // The injected Pod the checkpoint holds gets its proxy again.
+    let sidecars =
+        std::fs::read_to_string(cells[0].join("cluster/sidecars.log")).expect("sidecars.log");
+    assert!(
+        sidecars.contains("the proxy of Pod shop/web-"),
+        "{sidecars}"
+    );
 }
 
 #[test]

@@ -45,6 +45,8 @@ pub const POD_CIDR: &str = "10.244.0.0/24";
 const NODE_READY: Duration = Duration::from_secs(30);
 /// How long istiod may take to answer once its Pod runs.
 const ISTIOD_READY: Duration = Duration::from_secs(60);
+/// How long a restored cell's proxies may take to be ready once istiod answers.
+const PROXIES_READY: Duration = Duration::from_secs(60);
 
 /// The API server's flags for a live mesh, beyond the local cluster's: `pods/portforward` (how
 /// istioctl reaches istiod) dials the node's InternalIP.
@@ -122,8 +124,27 @@ pub struct Start<'a> {
 }
 
 /// Starts the controllers and kwok, registers the simulated node and waits until it is Ready,
-/// then watches for the lab's istiod Pod.
+/// then watches for the lab's istiod Pod and the Pods that get proxies. If any of it fails, what
+/// did start is stopped (a kept cell's too: its cell is not kept).
 pub async fn start(s: Start<'_>) -> Result<Mesh, ClusterError> {
+    let mut mesh = Mesh {
+        processes: Vec::new(),
+        istiod: None,
+        sidecars: None,
+        dir: s.dir.to_owned(),
+        keep: s.keep,
+    };
+    match bring_up(&s, &mut mesh).await {
+        Ok(()) => Ok(mesh),
+        Err(e) => {
+            mesh.stop().await;
+            Err(e)
+        }
+    }
+}
+
+/// What [`start`] does, into `mesh`.
+async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
     let io = |e: String| ClusterError::Io(e);
     let config = s.dir.join("components-kubeconfig");
     let server = format!("https://127.0.0.1:{}", super::local::APISERVER_PORT);
@@ -135,13 +156,6 @@ pub async fn start(s: Start<'_>) -> Result<Mesh, ClusterError> {
     std::fs::write(&kwok_config, kwok::config())
         .map_err(|e| io(format!("cannot write {}: {e}", kwok_config.display())))?;
 
-    let mut mesh = Mesh {
-        processes: Vec::new(),
-        istiod: None,
-        sidecars: None,
-        dir: s.dir.to_owned(),
-        keep: s.keep,
-    };
     let path = |p: &Path| p.display().to_string();
     let kubeconfig = format!("--kubeconfig={}", path(&config));
     let controller_manager = [
@@ -206,7 +220,7 @@ pub async fn start(s: Start<'_>) -> Result<Mesh, ClusterError> {
         keep: s.keep,
     }));
     // A cell from a checkpoint whose lab had installed Istio starts as ready as the checkpointed
-    // one was: with istiod answering.
+    // one was: with istiod answering and its Pods' proxies ready.
     if restored_istiod {
         let ready = std::net::SocketAddr::from(([127, 0, 0, 1], istiod::READY_PORT));
         let network = s.commands.network();
@@ -222,8 +236,25 @@ pub async fn start(s: Start<'_>) -> Result<Mesh, ClusterError> {
                 ),
             });
         }
+        // And with the proxies of its Running injected Pods ready.
+        if let Some(sidecars) = &mesh.sidecars
+            && let Err(detail) = sidecars.wait_ready(s.client, PROXIES_READY).await
+        {
+            return Err(ClusterError::NotReady {
+                what: "the Pods' proxies (restored)".into(),
+                waited: PROXIES_READY.as_secs(),
+                detail: std::iter::once(detail)
+                    .chain(
+                        mesh.proxy_logs()
+                            .iter()
+                            .map(|l| format!("{}:\n{}", l.display(), super::local::tail(l))),
+                    )
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            });
+        }
     }
-    Ok(mesh)
+    Ok(())
 }
 
 impl Mesh {
@@ -283,7 +314,13 @@ impl Mesh {
             .map(|n| self.dir.join(format!("{n}.log")))
             .filter(|p| p.exists())
             .collect();
-        let mut proxies: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+        logs.extend(self.proxy_logs());
+        logs
+    }
+
+    /// `sidecars.log` and each proxy's log, by name.
+    fn proxy_logs(&self) -> Vec<PathBuf> {
+        let mut logs: Vec<PathBuf> = std::fs::read_dir(&self.dir)
             .into_iter()
             .flatten()
             .flatten()
@@ -294,8 +331,7 @@ impl Mesh {
                     .is_some_and(|n| n == "sidecars.log" || n.starts_with("proxy-"))
             })
             .collect();
-        proxies.sort();
-        logs.extend(proxies);
+        logs.sort();
         logs
     }
 }

@@ -14,12 +14,12 @@
 //! running, is deleted, or the cell ends. Logs: `proxy-<namespace>-<pod>.log` and
 //! `sidecars.log` in the cluster's directory.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Container, Pod};
@@ -53,9 +53,14 @@ pub struct Watch {
 #[derive(Debug)]
 struct Proxy {
     pod: String,
+    ip: std::net::Ipv4Addr,
     child: tokio::process::Child,
     net: podnet::PodNet,
 }
+
+/// Where pilot-agent answers its readiness probe (Envoy has taken its listeners and clusters):
+/// its status port, which takes the probe's HTTP/1.0 (Envoy's 15021 refuses it with 426).
+const READY_PORT: u16 = 15020;
 
 /// The watch and the proxies it started, by Pod uid.
 #[derive(Debug)]
@@ -87,6 +92,63 @@ impl Sidecars {
             .values()
             .filter_map(|p| p.child.id())
             .collect()
+    }
+
+    /// Waits until every Pod that wants a proxy now has one whose agent reports it ready (a cell
+    /// from a checkpoint starts as ready as the checkpointed one was). The error names the Pods
+    /// still waiting.
+    pub async fn wait_ready(&self, client: &kube::Client, timeout: Duration) -> Result<(), String> {
+        let api: Api<Pod> = Api::all(client.clone());
+        let pods = api
+            .list(&kube::api::ListParams::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let wanted: BTreeMap<String, String> = pods
+            .items
+            .iter()
+            .filter(|p| wants_proxy(p))
+            .filter_map(|p| Some((p.metadata.uid.clone()?, pod_name(p))))
+            .collect();
+        let started = Instant::now();
+        let mut ready: BTreeSet<String> = BTreeSet::new();
+        while started.elapsed() < timeout {
+            let pending: Vec<(String, crate::sandbox::Network, std::net::Ipv4Addr)> = {
+                let running = lock(&self.running);
+                wanted
+                    .keys()
+                    .filter(|uid| !ready.contains(*uid))
+                    .filter_map(|uid| {
+                        let p = running.get(uid)?;
+                        Some((uid.clone(), p.net.commands.network().clone(), p.ip))
+                    })
+                    .collect()
+            };
+            for (uid, network, ip) in pending {
+                let addr = std::net::SocketAddr::from((ip, READY_PORT));
+                let probe = Duration::from_millis(300);
+                let answer = crate::cluster::local::wait_http(
+                    &network,
+                    addr,
+                    "/healthz/ready",
+                    " 200 ",
+                    probe,
+                )
+                .await;
+                if answer.is_ok() {
+                    ready.insert(uid);
+                }
+            }
+            if ready.len() == wanted.len() {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let waiting: Vec<&str> = wanted
+            .iter()
+            .filter(|(uid, _)| !ready.contains(*uid))
+            .map(|(_, name)| name.as_str())
+            .collect();
+        Err(format!("not ready: {}", waiting.join(", ")))
     }
 
     /// Ends the watch, then every proxy (all at once).
@@ -229,6 +291,9 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
         .as_ref()
         .and_then(|s| s.pod_ip.clone())
         .ok_or("no Pod IP")?;
+    let address: std::net::Ipv4Addr = ip
+        .parse()
+        .map_err(|_| format!("Pod IP {ip} is no IPv4 address"))?;
     let workdir = w.dir.join("pods").join(format!("{namespace}_{name}"));
     let _ = std::fs::remove_dir_all(&workdir);
     std::fs::create_dir_all(&workdir).map_err(|e| format!("{}: {e}", workdir.display()))?;
@@ -271,6 +336,7 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
     match spawned {
         Ok(child) => Ok(Proxy {
             pod: format!("{namespace}/{name}"),
+            ip: address,
             child,
             net,
         }),
