@@ -181,10 +181,49 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Stops a proxy's process group and removes its network.
+/// Stops a proxy and removes its network: Envoy first, which its agent (its parent) then reaps,
+/// so that no Envoy is left for the machine's init to collect while the cell's control group
+/// goes; then the agent's process group as every cluster process stops.
 async fn end(cell: &NetworkCommands, mut proxy: Proxy) {
+    if let Some(agent) = proxy.child.id() {
+        let children = children_of(agent);
+        for &pid in &children {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        let started = Instant::now();
+        while children.iter().any(|pid| is_child_of(*pid, agent))
+            && started.elapsed() < Duration::from_secs(2)
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
     super::stop(&mut proxy.child).await;
     podnet::remove(cell, &proxy.net.host_end).await;
+}
+
+/// The processes whose parent is `parent` (the agent's Envoy).
+fn children_of(parent: u32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| is_child_of(*pid, parent))
+        .collect()
+}
+
+/// Whether `pid` is still a process (not yet reaped) whose parent is `parent`.
+fn is_child_of(pid: i32, parent: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let (_, rest) = stat.rsplit_once(')')?;
+            rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+        })
+        .is_some_and(|ppid| ppid == parent)
 }
 
 /// Follows the cell's Pods for its lifetime (until aborted).

@@ -2,7 +2,8 @@
 Feature: Self-test: a live mesh in the cell
   The cell's cluster has controllers, a simulated node (kwok) and, once the lab has installed
   Istio, istiod of the cell's version: a Deployment in a namespace labelled for injection gets a
-  Running Pod with the istio-proxy sidecar, and istioctl proxy-status reaches istiod unmodified.
+  Running Pod with the istio-proxy sidecar, whose proxy the cell runs, and istioctl proxy-status
+  reaches istiod unmodified.
 
   Background:
     Given the lab directory "/root/labcheck-mesh"
@@ -30,9 +31,17 @@ Feature: Self-test: a live mesh in the cell
     And the query '.items[] | select(.metadata.namespace == "shop") | .spec.nodeName' over the cluster's "pods" should include "kwok-node-0"
 
   Scenario: istioctl proxy-status reaches the cell's istiod
+    The Pod's proxy and the ingress gateway's connect to istiod within a second of their Pods
+    running; the learner asks until both have subscribed, then keeps that answer.
+
     When the learner runs:
       """
-      istioctl proxy-status > /root/labcheck-mesh/proxy-status.txt 2>&1
+      for i in $(seq 60); do
+        istioctl proxy-status > /root/labcheck-mesh/proxy-status.txt 2>&1
+        grep -q '^web-.* 4 (CDS,LDS,EDS,RDS)' /root/labcheck-mesh/proxy-status.txt &&
+          grep -q '^istio-ingressgateway-.* 3 (CDS,LDS,EDS)' /root/labcheck-mesh/proxy-status.txt && break
+        sleep 1
+      done
       """
     Then the last command should succeed
     And the file "/root/labcheck-mesh/proxy-status.txt" should contain "NAME"
