@@ -143,6 +143,22 @@ pub async fn start(s: Start<'_>) -> Result<Mesh, ClusterError> {
     }
 }
 
+/// The watch that starts the Pods' proxies.
+fn sidecars(s: &Start<'_>) -> sidecar::Sidecars {
+    sidecar::Sidecars::watch(sidecar::Watch {
+        client: s.client.clone(),
+        commands: s.commands.clone(),
+        agent: s.tools.pilot_agent.clone(),
+        bootstrap: s
+            .tools
+            .pilot_agent
+            .with_file_name(crate::toolchain::ENVOY_BOOTSTRAP),
+        envoy: s.tools.envoy.clone(),
+        dir: s.dir.to_owned(),
+        keep: s.keep,
+    })
+}
+
 /// What [`start`] does, into `mesh`.
 async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
     let io = |e: String| ClusterError::Io(e);
@@ -207,21 +223,12 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
         dir: s.dir.to_owned(),
         keep: s.keep,
     }));
-    mesh.sidecars = Some(sidecar::Sidecars::watch(sidecar::Watch {
-        client: s.client.clone(),
-        commands: s.commands.clone(),
-        agent: s.tools.pilot_agent.clone(),
-        bootstrap: s
-            .tools
-            .pilot_agent
-            .with_file_name(crate::toolchain::ENVOY_BOOTSTRAP),
-        envoy: s.tools.envoy.clone(),
-        dir: s.dir.to_owned(),
-        keep: s.keep,
-    }));
     // A cell from a checkpoint whose lab had installed Istio starts as ready as the checkpointed
-    // one was: with istiod answering and its Pods' proxies ready.
-    if restored_istiod {
+    // one was: with istiod answering and its Pods' proxies ready (started once istiod answers,
+    // so their first requests to it do not fail and back off).
+    if !restored_istiod {
+        mesh.sidecars = Some(sidecars(s));
+    } else {
         let ready = std::net::SocketAddr::from(([127, 0, 0, 1], istiod::READY_PORT));
         let network = s.commands.network();
         if let Err(detail) =
@@ -236,6 +243,7 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
                 ),
             });
         }
+        mesh.sidecars = Some(sidecars(s));
         // And with the proxies of its Running injected Pods ready.
         if let Some(sidecars) = &mesh.sidecars
             && let Err(detail) = sidecars.wait_ready(s.client, PROXIES_READY).await
