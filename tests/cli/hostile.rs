@@ -457,16 +457,10 @@ fn a_learner_cannot_mount_make_devices_or_touch_the_kernel() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
 
-#[test]
-fn set_id_bits_never_leave_a_cell_and_the_state_dir_is_its_owners() {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
-    let trial = Trial::new();
-    let lab = trial.lab(
-        "setid.feature",
-        "Feature: setid\n\n  Scenario: leave a setuid copy of id\n    When the learner runs:\n      \"\"\"\n      mkdir -p /root/setid && cp /usr/bin/id /root/setid/id && chmod u+s,g+s /root/setid/id\n      \"\"\"\n    Then the file \"/root/setid/id\" should exist\n\n  Scenario: then fail\n    When the learner runs:\n      \"\"\"\n      echo no > /root/setid/out.txt\n      \"\"\"\n    Then the file \"/root/setid/out.txt\" should contain \"yes\"\n",
-    );
+/// Runs a two-step lab whose second step fails: `--step 1` (the author's loop writes a
+/// checkpoint), then the whole lab, whose failed cell leaves its leftovers.
+fn checkpoint_then_leftovers(trial: &Trial, lab: &Path) {
     let lab = lab.to_str().expect("utf-8 path");
-    // A checkpoint after step 1 (the author's loop writes one), and a failed run's leftovers.
     let out = trial.run(&[lab, "--step", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let _ = Command::cargo_bin("labcheck")
@@ -476,6 +470,18 @@ fn set_id_bits_never_leave_a_cell_and_the_state_dir_is_its_owners() {
         .output();
     let out = trial.run(&[lab]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+}
+
+#[test]
+fn set_id_bits_never_leave_a_cell_and_the_state_dir_is_its_owners() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let trial = Trial::new();
+    let lab = trial.lab(
+        "setid.feature",
+        "Feature: setid\n\n  Scenario: leave a setuid copy of id\n    When the learner runs:\n      \"\"\"\n      mkdir -p /root/setid && cp /usr/bin/id /root/setid/id && chmod u+s,g+s /root/setid/id\n      \"\"\"\n    Then the file \"/root/setid/id\" should exist\n\n  Scenario: then fail\n    When the learner runs:\n      \"\"\"\n      echo no > /root/setid/out.txt\n      \"\"\"\n    Then the file \"/root/setid/out.txt\" should contain \"yes\"\n",
+    );
+    // A checkpoint after step 1 (the author's loop writes one), and a failed run's leftovers.
+    checkpoint_then_leftovers(&trial, &lab);
     let found = |root: &Path| -> Vec<(PathBuf, u32)> {
         let mut out = Vec::new();
         let mut stack = vec![root.to_owned()];
@@ -523,7 +529,8 @@ fn set_id_bits_never_leave_a_cell_and_the_state_dir_is_its_owners() {
     std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).expect("chown");
     let out = Command::cargo_bin("labcheck")
         .expect("binary")
-        .args(["run", lab])
+        .arg("run")
+        .arg(&lab)
         .env("LABCHECK_STATE_DIR", &theirs)
         .output()
         .expect("labcheck");
@@ -543,17 +550,8 @@ fn file_capabilities_never_leave_a_cell() {
         "caps.feature",
         "Feature: caps\n\n  Scenario: leave copies of id with a capability\n    When the learner runs:\n      \"\"\"\n      mkdir -p /root/caps\n      cp /usr/bin/id /root/caps/id && /usr/sbin/setcap cap_net_raw+ep /root/caps/id\n      cp /usr/bin/id /tmp/id && /usr/sbin/setcap cap_net_raw+ep /tmp/id\n      /usr/sbin/getcap /root/caps/id /tmp/id > /root/caps/getcap.txt\n      \"\"\"\n    Then the file \"/root/caps/getcap.txt\" should contain \"/root/caps/id cap_net_raw=ep\"\n    And the file \"/root/caps/getcap.txt\" should contain \"/tmp/id cap_net_raw=ep\"\n\n  Scenario: then fail\n    When the learner runs:\n      \"\"\"\n      echo no > /root/caps/out.txt\n      \"\"\"\n    Then the file \"/root/caps/out.txt\" should contain \"yes\"\n",
     );
-    let lab = lab.to_str().expect("utf-8 path");
     // A checkpoint after step 1, and a failed run's leftovers.
-    let out = trial.run(&[lab, "--step", "1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let _ = Command::cargo_bin("labcheck")
-        .expect("binary")
-        .env("LABCHECK_STATE_DIR", trial.state.path())
-        .args(["down", "--all"])
-        .output();
-    let out = trial.run(&[lab]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    checkpoint_then_leftovers(&trial, &lab);
     let checkpoints = trial.state.path().join("checkpoints");
     let copies: Vec<PathBuf> = [&checkpoints, &trial.reports()]
         .into_iter()

