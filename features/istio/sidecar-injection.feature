@@ -17,8 +17,8 @@
   応答します。ただしノードはシミュレーションで、アプリケーションのコンテナは起動しません。Pod はスケジュール
   され、Running になって IP を持ちます。istio-proxy を持つ Pod(注入されたサイドカーとイングレスゲートウェイ)
   には、セルがその Pod の IP を持つネットワーク名前空間で pilot-agent と Envoy(アップストリーム版)をプロセス
-  として起動するので、istioctl proxy-status には各プロキシが並びます。proxy-config や x describe pod で
-  Envoy に直接尋ねることは、この環境ではまだできません。
+  として起動するので、istioctl proxy-status には各プロキシが並び、istioctl proxy-config
+  (cluster・listener・routes・endpoint)でその Envoy の設定を直接読むこともできます。
   採点は、クラスターの状態(Pod のスペック、uid、ラベル)と、保存したファイルを採点側が同じコマンドを
   実行した結果と比べて行います。
 

@@ -45,6 +45,20 @@ impl Network {
         .join()
         .unwrap_or_else(|_| Err(io::Error::other("network thread panicked")))
     }
+
+    /// Listens on `addr` inside the namespace (bound from a thread that entered it), non-blocking.
+    pub fn listen(&self, addr: std::net::SocketAddr) -> io::Result<std::net::TcpListener> {
+        let ns = self.0.clone();
+        std::thread::spawn(move || {
+            nix::sched::setns(&*ns, nix::sched::CloneFlags::CLONE_NEWNET)
+                .map_err(io::Error::from)?;
+            let listener = std::net::TcpListener::bind(addr)?;
+            listener.set_nonblocking(true)?;
+            Ok(listener)
+        })
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("network thread panicked")))
+    }
 }
 
 /// Makes commands like [`Sandbox::network_command`], holding the cell's network namespace open

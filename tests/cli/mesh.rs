@@ -1,6 +1,7 @@
 //! The `@mesh` profile with real binaries: on both Istio versions a Deployment in a labelled
-//! namespace runs with its sidecar, the cell runs its Pod's proxy (pilot-agent and Envoy) and
-//! `istioctl proxy-status` lists it SYNCED; and whether the lab passes, fails or the run is ended
+//! namespace runs with its sidecar, the cell runs its Pod's proxy (pilot-agent and Envoy),
+//! `istioctl proxy-status` lists it SYNCED and `istioctl proxy-config` reads its Envoy; a
+//! learner's own kwok port-forward rule runs no command on the host; and whether the lab passes, fails or the run is ended
 //! by SIGTERM, a `@mesh` cell leaves no process (controllers, kwok, istiod and the proxies
 //! included), mount or control group behind.
 
@@ -93,16 +94,17 @@ fn assert_nothing_left(state: &Path, run: u32) {
     assert_eq!(cells, 0, "cell directories are left");
 }
 
-/// Runs a mesh lab on both Istio versions: it passes, its report names `tools`, and nothing of
-/// the run is left.
-fn passes_on_both_versions(lab: &str, tools: &[&str]) {
+/// Runs a mesh lab on both Istio versions: its `passed` steps pass, its report names `tools`,
+/// and nothing of the run is left.
+fn passes_on_both_versions(lab: &str, passed: usize, tools: &[&str]) {
     let state = tempfile::tempdir_in("/var/tmp").expect("state");
     let reports = tempfile::tempdir().expect("reports");
     let child = start(state.path(), reports.path(), lab, &["--istio", "1.31,1.30"]);
     let run = child.id();
     let (code, output) = finish(child);
     assert_eq!(code, Some(0), "{output}");
-    assert!(output.contains("6 passed, 0 failed"), "{output}");
+    let summary = format!("{passed} passed, 0 failed");
+    assert!(output.contains(&summary), "{output}");
     for tool in tools {
         assert!(output.contains(tool), "the report names {tool}: {output}");
     }
@@ -113,6 +115,7 @@ fn passes_on_both_versions(lab: &str, tools: &[&str]) {
 fn a_mesh_cell_runs_on_both_versions_and_leaves_nothing_behind() {
     passes_on_both_versions(
         "tests/labs/mesh/live.feature",
+        6,
         &[
             "pilot-discovery",
             "kube-controller-manager",
@@ -126,6 +129,7 @@ fn a_mesh_cell_runs_on_both_versions_and_leaves_nothing_behind() {
 fn an_injected_pods_proxy_runs_and_is_synced_on_both_versions() {
     passes_on_both_versions(
         "tests/labs/mesh/sidecars.feature",
+        8,
         &[
             "pilot-agent",
             "envoy 1.40.0",
@@ -385,4 +389,70 @@ fn a_kept_mesh_cell_keeps_its_node_ready_past_the_grace_period() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("InternalIP True"), "{stdout}");
     assert!(stdout.contains("proxy-status-ok"), "{stdout}");
+}
+
+/// A lab whose learner writes a kwok `PortForward` of their own with a `command` (kwok runs a
+/// rule's command for a port-forward to that Pod), and port-forwards to it.
+fn port_forward_lab(marker: &Path) -> String {
+    let marker = marker.display();
+    format!(
+        r#"@mesh
+Feature: A learner's port-forward rule runs nothing on the host
+  Scenario: A PortForward whose command writes a file on the host
+    When the learner runs:
+      """
+      kubectl create namespace evil
+      kubectl apply -f - <<'YAML'
+      apiVersion: kwok.x-k8s.io/v1alpha1
+      kind: PortForward
+      metadata: {{name: web, namespace: evil}}
+      spec:
+        forwards:
+        - ports: [80]
+          command: ["/usr/bin/touch", "{marker}"]
+        - ports: [81]
+          command: ["/lib64/ld-linux-x86-64.so.2", "/usr/bin/touch", "{marker}.ld"]
+      YAML
+      kubectl run web -n evil --image=nginx
+      kubectl wait -n evil pod/web --for=condition=Ready --timeout=60s
+      for port in 80 81; do
+        kubectl port-forward -n evil pod/web 18080:$port > /root/pf-$port.txt 2>&1 &
+        pf=$!
+        for i in $(seq 50); do grep -q Forwarding /root/pf-$port.txt && break; sleep 0.1; done
+        curl -s -m 3 localhost:18080
+        sleep 0.5
+        kill $pf; wait $pf
+      done
+      true
+      """
+    Then the last command should succeed
+    And the file "/root/pf-80.txt" should contain "fork/exec /usr/bin/touch: permission denied"
+    And the file "/root/pf-81.txt" should contain "Permission denied"
+"#
+    )
+}
+
+#[test]
+fn a_learners_port_forward_rule_cannot_run_a_command_on_the_host() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let reports = tempfile::tempdir().expect("reports");
+    let labs = tempfile::tempdir().expect("labs");
+    let marker = state
+        .path()
+        .with_file_name(format!("labcheck-kwok-command-{}", std::process::id()));
+    let lab = labs.path().join("port-forward.feature");
+    std::fs::write(&lab, port_forward_lab(&marker)).expect("write lab");
+    let lab = lab.display().to_string();
+    let child = start(state.path(), reports.path(), &lab, &["--istio", "1.31"]);
+    let run = child.id();
+    let (code, output) = finish(child);
+    let ld = marker.with_extension("ld");
+    let written: Vec<_> = [&marker, &ld].into_iter().filter(|p| p.exists()).collect();
+    for p in &written {
+        let _ = std::fs::remove_file(p);
+    }
+    assert!(written.is_empty(), "kwok wrote {written:?} on the host");
+    assert_eq!(code, Some(0), "{output}");
+    assert!(output.contains("1 passed, 0 failed"), "{output}");
+    assert_nothing_left(state.path(), run);
 }

@@ -86,6 +86,9 @@ pub fn args(kubeconfig: &Path, config: &Path, cert: &Path, key: &Path) -> Vec<St
         format!("--node-port={NODE_PORT}"),
         format!("--server-address={NODE_IP}:{NODE_PORT}"),
         format!("--cidr={POD_CIDR}"),
+        // Per-Pod port-forward rules come from kwok's PortForward resources in the cluster
+        // (a proxied Pod's, see `portforward`); the istiod rule stays in the configuration.
+        "--enable-crds=PortForward".into(),
         format!("--tls-cert-file={}", path(cert)),
         format!("--tls-private-key-file={}", path(key)),
     ]

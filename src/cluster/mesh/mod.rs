@@ -9,6 +9,7 @@
 mod istiod;
 mod kwok;
 mod podnet;
+mod portforward;
 mod sidecar;
 
 use std::net::Ipv4Addr;
@@ -203,8 +204,10 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
         &s.tools.kube_scheduler,
         &scheduler,
     )?;
+    // kwok's PortForward CRD before kwok, which follows the Pods' rules in it.
+    portforward::install_crd(s.client).await?;
     let kwok_args = kwok::args(&config, &kwok_config, &cert, &key);
-    mesh.spawn(s.commands, "kwok", &s.tools.kwok, &kwok_args)?;
+    mesh.spawn_kwok(s.commands, &s.tools.kwok, &kwok_args)?;
 
     kwok::register_node(s.client, s.version).await?;
     if let Err(detail) = kwok::wait_ready(s.client, NODE_READY).await {
@@ -273,9 +276,37 @@ impl Mesh {
         binary: &Path,
         args: &[String],
     ) -> Result<(), ClusterError> {
+        self.spawn_with(commands, name, binary, args, |_| Ok(()))
+    }
+
+    /// kwok, confined with Landlock ([`unix::confine`]): it follows port-forward rules from
+    /// `PortForward` resources the learner may write too, and a rule's `command` is run by kwok;
+    /// confined, kwok can execute nothing but itself (and its ELF interpreter), write no file
+    /// and signal no process outside it.
+    fn spawn_kwok(
+        &mut self,
+        commands: &NetworkCommands,
+        binary: &Path,
+        args: &[String],
+    ) -> Result<(), ClusterError> {
+        self.spawn_with(commands, "kwok", binary, args, |cmd| {
+            unix::confine(cmd, &executables(binary))
+                .map_err(|e| ClusterError::Io(format!("cannot confine kwok with Landlock: {e}")))
+        })
+    }
+
+    fn spawn_with(
+        &mut self,
+        commands: &NetworkCommands,
+        name: &'static str,
+        binary: &Path,
+        args: &[String],
+        prepare: impl FnOnce(&mut tokio::process::Command) -> Result<(), ClusterError>,
+    ) -> Result<(), ClusterError> {
         let (out, err) = super::local::log_file(&self.dir, name)?;
-        let child = commands
-            .command(binary)
+        let mut command = commands.command(binary);
+        prepare(&mut command)?;
+        let child = command
             .args(args)
             .stdin(Stdio::null())
             .stdout(out)
@@ -357,6 +388,42 @@ impl Drop for Mesh {
     }
 }
 
+/// A program and the ELF interpreter (`PT_INTERP`) that loads it, if it names one: what running
+/// it executes.
+fn executables(program: &Path) -> Vec<PathBuf> {
+    let mut paths = vec![program.to_owned()];
+    if let Ok(elf) = std::fs::read(program)
+        && let Some(interp) = interpreter(&elf)
+    {
+        paths.push(interp);
+    }
+    paths
+}
+
+/// The interpreter a 64-bit little-endian ELF file names.
+fn interpreter(elf: &[u8]) -> Option<PathBuf> {
+    let u16_at = |at: usize| Some(u16::from_le_bytes(elf.get(at..at + 2)?.try_into().ok()?));
+    let u32_at = |at: usize| Some(u32::from_le_bytes(elf.get(at..at + 4)?.try_into().ok()?));
+    let u64_at = |at: usize| {
+        let v = u64::from_le_bytes(elf.get(at..at + 8)?.try_into().ok()?);
+        usize::try_from(v).ok()
+    };
+    if elf.get(..6)? != b"\x7fELF\x02\x01" {
+        return None;
+    }
+    let (phoff, phentsize, phnum) = (u64_at(0x20)?, u16_at(0x36)?, u16_at(0x38)?);
+    (0..usize::from(phnum)).find_map(|i| {
+        let ph = phoff.checked_add(i.checked_mul(usize::from(phentsize))?)?;
+        if u32_at(ph)? != 3 {
+            return None;
+        }
+        let (offset, size) = (u64_at(ph + 8)?, u64_at(ph + 32)?);
+        let name = elf.get(offset..offset.checked_add(size)?)?;
+        let name = name.split(|b| *b == 0).next()?;
+        Some(PathBuf::from(std::str::from_utf8(name).ok()?))
+    })
+}
+
 /// Stops a process group: SIGTERM, up to 3 s, then SIGKILL. Every process of a cell's cluster
 /// ends this way.
 pub(super) async fn stop(child: &mut tokio::process::Child) {
@@ -369,5 +436,33 @@ pub(super) async fn stop(child: &mut tokio::process::Child) {
             unix::kill_group(pid as i32, libc::SIGKILL);
             let _ = child.wait().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dynamic_programs_interpreter_is_executed_with_it() {
+        // The test binary itself: a dynamically linked ELF file, as the tools built with cgo are.
+        let program = std::env::current_exe().expect("the test binary");
+        let paths = executables(&program);
+        assert_eq!(paths[0], program);
+        let interp = paths.get(1).expect("an interpreter");
+        assert!(interp.exists(), "{interp:?}");
+        assert!(
+            interp
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("ld-")),
+            "{interp:?}"
+        );
+    }
+
+    #[test]
+    fn what_is_no_elf_file_names_no_interpreter() {
+        assert_eq!(interpreter(b"#!/bin/sh\n"), None);
+        assert_eq!(interpreter(b"\x7fELF\x02\x01"), None);
     }
 }

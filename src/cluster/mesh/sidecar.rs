@@ -26,7 +26,7 @@ use k8s_openapi::api::core::v1::{Container, Pod};
 use kube::api::Api;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 
-use super::podnet;
+use super::{podnet, portforward};
 use crate::sandbox::{NetworkCommands, unix};
 
 mod env;
@@ -52,10 +52,13 @@ pub struct Watch {
 /// One Pod's running proxy.
 #[derive(Debug)]
 struct Proxy {
-    pod: String,
+    namespace: String,
+    name: String,
     ip: std::net::Ipv4Addr,
     child: tokio::process::Child,
     net: podnet::PodNet,
+    /// The relays kwok's port-forward rule for the Pod targets.
+    relays: portforward::Relays,
 }
 
 /// Where pilot-agent answers its readiness probe (Envoy has taken its listeners and clusters):
@@ -185,6 +188,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// so that no Envoy is left for the machine's init to collect while the cell's control group
 /// goes; then the agent's process group as every cluster process stops.
 async fn end(cell: &NetworkCommands, mut proxy: Proxy) {
+    // No new port-forwarded connection from here on.
+    drop(proxy.relays);
     if let Some(agent) = proxy.child.id() {
         let children = children_of(agent);
         for &pid in &children {
@@ -253,7 +258,11 @@ async fn follow(w: Watch, running: Arc<Mutex<BTreeMap<String, Proxy>>>) {
         for uid in gone {
             let proxy = lock(&running).remove(&uid);
             if let Some(proxy) = proxy {
-                note(&w.dir, &format!("the proxy of Pod {} ends", proxy.pod));
+                note(
+                    &w.dir,
+                    &format!("the proxy of Pod {}/{} ends", proxy.namespace, proxy.name),
+                );
+                portforward::delete(&w.client, &proxy.namespace, &proxy.name).await;
                 end(&w.commands, proxy).await;
             }
         }
@@ -355,6 +364,23 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
     let net = podnet::create(&w.commands, &ip, host_end)
         .await
         .map_err(|e| e.to_string())?;
+    let forwarded = async {
+        let relays = portforward::relay(
+            w.commands.network(),
+            net.commands.network(),
+            &portforward::ports(pod),
+        )
+        .map_err(|e| format!("the Pod's port-forward relays: {e}"))?;
+        portforward::apply(&w.client, pod, &relays).await?;
+        Ok::<_, String>(relays)
+    };
+    let relays = match forwarded.await {
+        Ok(relays) => relays,
+        Err(e) => {
+            podnet::remove(&w.commands, host_end).await;
+            return Err(e);
+        }
+    };
     let log_path = w.dir.join(format!("proxy-{namespace}-{name}.log"));
     let log =
         std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
@@ -374,10 +400,12 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
         .spawn();
     match spawned {
         Ok(child) => Ok(Proxy {
-            pod: format!("{namespace}/{name}"),
+            namespace,
+            name,
             ip: address,
             child,
             net,
+            relays,
         }),
         Err(e) => {
             podnet::remove(&w.commands, host_end).await;

@@ -2,7 +2,9 @@
 Feature: Self-test: sidecars that run
   Istio is installed with an unmodified `istioctl install -y`; a Deployment in a namespace
   labelled for injection runs, and the cell starts its Pod's proxy — pilot-agent and upstream
-  Envoy in a network namespace holding the Pod's IP — so `istioctl proxy-status` lists it SYNCED.
+  Envoy in a network namespace holding the Pod's IP — so `istioctl proxy-status` lists it SYNCED,
+  and `istioctl proxy-config` reads that Envoy's admin through kwok's port-forwarding: the
+  clusters of a DestinationRule's subsets, a VirtualService's 90/10 weights, the Pod's endpoint.
 
   Background:
     Given the lab directory "/root/labcheck-mesh"
@@ -39,3 +41,41 @@ Feature: Self-test: sidecars that run
     Then the last command should succeed
     And the file "/root/labcheck-mesh/proxy-status.txt" should match "web-[a-z0-9]+-[a-z0-9]+\.shop +Kubernetes +SYNCED \([^)]*\) +IGNORED +SYNCED \([^)]*\) +SYNCED \([^)]*\) +SYNCED \([^)]*\) +istiod-"
     And the file "/root/labcheck-mesh/proxy-status.txt" should not contain "NOT SENT"
+
+  Scenario: istioctl proxy-config reads the Pod's Envoy through the API server's port-forward
+    When the learner runs:
+      """
+      kubectl apply -f - <<'YAML'
+      apiVersion: networking.istio.io/v1
+      kind: DestinationRule
+      metadata: {name: web, namespace: shop}
+      spec:
+        host: web
+        subsets:
+        - {name: v1, labels: {version: v1}}
+        - {name: v2, labels: {version: v2}}
+      ---
+      apiVersion: networking.istio.io/v1
+      kind: VirtualService
+      metadata: {name: web, namespace: shop}
+      spec:
+        hosts: [web]
+        http:
+        - route:
+          - {destination: {host: web, subset: v1}, weight: 90}
+          - {destination: {host: web, subset: v2}, weight: 10}
+      YAML
+      cd /root/labcheck-mesh
+      for i in $(seq 60); do
+        istioctl proxy-config routes deploy/web -n shop -o json > routes.json && grep -q '"weight": 90' routes.json && break
+        sleep 1
+      done
+      istioctl proxy-config cluster deploy/web -n shop -o json > clusters.json
+      istioctl proxy-config endpoint deploy/web -n shop --cluster 'outbound|80||web.shop.svc.cluster.local' -o json > endpoints.json
+      istioctl proxy-config listener "$(kubectl get pod -n shop -l app=web -o name)" -n shop -o json > listeners.json
+      """
+    Then the last command should succeed
+    And the query '[.[].name]' on "/root/labcheck-mesh/clusters.json" should include "outbound|80||web.shop.svc.cluster.local", "outbound|80|v1|web.shop.svc.cluster.local", "outbound|80|v2|web.shop.svc.cluster.local"
+    And the query '[.[] | select(.name == "80") | .virtualHosts[] | select(.name == "web.shop.svc.cluster.local:80") | .routes[0].route.weightedClusters.clusters[] | .weight]' on "/root/labcheck-mesh/routes.json" should equal [90, 10]
+    And the query '[.[].hostStatuses[].address.socketAddress.address]' on "/root/labcheck-mesh/endpoints.json" should equal the query '[.items[] | select(.metadata.namespace == "shop" and .metadata.labels.app == "web") | .status.podIP]' over the cluster's "pods"
+    And the query '[.[].name]' on "/root/labcheck-mesh/listeners.json" should include "virtualOutbound", "virtualInbound", "0.0.0.0_80"
