@@ -327,14 +327,15 @@ const LL_TRUNCATE: u64 = 1 << 14;
 /// Scopes (ABI 6): no signal to, and no abstract Unix socket of, a process outside the domain.
 const LL_SCOPE_ALL: u64 = (1 << 0) | (1 << 1);
 
-/// Confines a command with Landlock before it execs: it may execute only `executables` (itself
-/// and its ELF interpreter) and write only to `/dev/null` and to what it was given open; with
-/// ABI 6, it may not signal a process outside its domain nor reach its abstract Unix sockets
-/// either. What it starts inherits all of it. Made before the fork; errors if the kernel has no
-/// Landlock.
+/// Confines a command with Landlock before it execs: it may execute only `executables` (itself,
+/// what it starts, their ELF interpreters) and write only beneath `writable`, to `/dev/null` and
+/// to what it was given open; with ABI 6, it may not signal a process outside its domain nor
+/// reach its abstract Unix sockets either. What it starts inherits all of it. Made before the
+/// fork; errors if the kernel has no Landlock.
 pub fn confine(
     command: &mut tokio::process::Command,
     executables: &[std::path::PathBuf],
+    writable: &[std::path::PathBuf],
 ) -> io::Result<()> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::os::unix::fs::OpenOptionsExt;
@@ -394,6 +395,9 @@ pub fn confine(
         allow(program, LL_EXECUTE)?;
     }
     allow(std::path::Path::new("/dev/null"), LL_WRITE_FILE)?;
+    for dir in writable {
+        allow(dir, fs & !LL_EXECUTE)?;
+    }
     let fd = ruleset.as_raw_fd();
     // SAFETY: system calls only, on an fd opened before the fork (kept open by the closure).
     unsafe {

@@ -1,7 +1,8 @@
 //! The `@mesh` profile with real binaries: on both Istio versions a Deployment in a labelled
 //! namespace runs with its sidecar, the cell runs its Pod's proxy (pilot-agent and Envoy),
 //! `istioctl proxy-status` lists it SYNCED and `istioctl proxy-config` reads its Envoy; a
-//! learner's own kwok port-forward rule runs no command on the host; and whether the lab passes, fails or the run is ended
+//! learner's own kwok port-forward rule runs no command on the host, nor does a learner's Pod make
+//! its proxy write there; and whether the lab passes, fails or the run is ended
 //! by SIGTERM, a `@mesh` cell leaves no process (controllers, kwok, istiod and the proxies
 //! included), mount or control group behind.
 
@@ -452,6 +453,52 @@ fn a_learners_port_forward_rule_cannot_run_a_command_on_the_host() {
         let _ = std::fs::remove_file(p);
     }
     assert!(written.is_empty(), "kwok wrote {written:?} on the host");
+    assert_eq!(code, Some(0), "{output}");
+    assert!(output.contains("1 passed, 0 failed"), "{output}");
+    assert_nothing_left(state.path(), run);
+}
+
+/// A lab whose learner's Pod tells its proxy to write its configuration outside the Pod
+/// (`proxy.istio.io/config`'s `configPath`, which pilot-agent takes from the Pod's annotations).
+fn proxy_config_path_lab(marker: &Path) -> String {
+    let marker = marker.display();
+    format!(
+        r#"@mesh
+Feature: A proxy writes nothing outside its Pod
+  Scenario: A Pod names a configuration path on the host
+    When the learner runs:
+      """
+      istioctl install -y > /dev/null 2>&1
+      kubectl create namespace evil
+      kubectl label namespace evil istio-injection=enabled
+      kubectl run web -n evil --image=nginx --annotations='proxy.istio.io/config={{"configPath": "{marker}"}}'
+      kubectl wait -n evil pod/web --for=condition=Ready --timeout=60s
+      for i in $(seq 30); do istioctl proxy-status | grep -q '^web\.evil' && break; sleep 0.2; done
+      true
+      """
+    Then the last command should succeed
+"#
+    )
+}
+
+#[test]
+fn a_learners_pod_cannot_make_its_proxy_write_on_the_host() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let reports = tempfile::tempdir().expect("reports");
+    let labs = tempfile::tempdir().expect("labs");
+    let marker = state
+        .path()
+        .with_file_name(format!("labcheck-proxy-config-{}", std::process::id()));
+    let lab = labs.path().join("proxy-config-path.feature");
+    std::fs::write(&lab, proxy_config_path_lab(&marker)).expect("write lab");
+    let lab = lab.display().to_string();
+    let child = start(state.path(), reports.path(), &lab, &["--istio", "1.31"]);
+    let run = child.id();
+    let (code, output) = finish(child);
+    // The agent makes the directory first thing, before it starts Envoy.
+    let written = marker.exists();
+    let _ = std::fs::remove_dir_all(&marker);
+    assert!(!written, "the proxy wrote {marker:?} on the host");
     assert_eq!(code, Some(0), "{output}");
     assert!(output.contains("1 passed, 0 failed"), "{output}");
     assert_nothing_left(state.path(), run);

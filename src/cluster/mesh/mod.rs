@@ -290,7 +290,7 @@ impl Mesh {
         args: &[String],
     ) -> Result<(), ClusterError> {
         self.spawn_with(commands, "kwok", binary, args, |cmd| {
-            unix::confine(cmd, &executables(binary))
+            unix::confine(cmd, &executables(binary), &[])
                 .map_err(|e| ClusterError::Io(format!("cannot confine kwok with Landlock: {e}")))
         })
     }
@@ -390,7 +390,7 @@ impl Drop for Mesh {
 
 /// A program and the ELF interpreter (`PT_INTERP`) that loads it, if it names one: what running
 /// it executes.
-fn executables(program: &Path) -> Vec<PathBuf> {
+pub(super) fn executables(program: &Path) -> Vec<PathBuf> {
     let mut paths = vec![program.to_owned()];
     if let Ok(elf) = std::fs::read(program)
         && let Some(interp) = interpreter(&elf)

@@ -10,7 +10,9 @@
 //! because the proxy cannot use the cluster's DNS: the discovery and CA addresses are the
 //! istiod Service's endpoint address, with `ISTIOD_SAN` keeping the name istiod's certificate is
 //! checked against (and `CA_ADDR` naming istiod goes, so the CA is checked the same way); and Envoy is upstream's, named in `PROXY_CONFIG` (`binaryPath`), with the
-//! Pod's module's bootstrap template (`ISTIO_BOOTSTRAP`). A proxy ends when its Pod stops
+//! Pod's module's bootstrap template (`ISTIO_BOOTSTRAP`). The agent runs confined with Landlock
+//! (it executes only itself and Envoy, and writes only beneath the Pod's working directory), and
+//! kwok forwards the Pod's ports into its namespace ([`portforward`]). A proxy ends when its Pod stops
 //! running, is deleted, or the cell ends. Logs: `proxy-<namespace>-<pod>.log` and
 //! `sidecars.log` in the cluster's directory.
 
@@ -386,9 +388,21 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
         std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
     let err = log.try_clone().map_err(|e| e.to_string())?;
     let host_path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
-    let spawned = net
-        .commands
-        .command(&w.agent)
+    let mut command = net.commands.command(&w.agent);
+    // The agent and its Envoy act on what the Pod's spec and the mesh's configuration say (the
+    // learner's), as root outside the cell's sandbox: confined, they execute only themselves and
+    // write only beneath the Pod's working directory.
+    let executables: Vec<PathBuf> = super::executables(&w.agent)
+        .into_iter()
+        .chain(super::executables(&w.envoy))
+        .collect();
+    if let Err(e) =
+        crate::sandbox::unix::confine(&mut command, &executables, std::slice::from_ref(&workdir))
+    {
+        podnet::remove(&w.commands, host_end).await;
+        return Err(format!("cannot confine the proxy with Landlock: {e}"));
+    }
+    let spawned = command
         .current_dir(&workdir)
         .env_clear()
         .env("PATH", host_path)
