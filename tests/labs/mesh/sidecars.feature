@@ -28,6 +28,8 @@ Feature: Self-test: sidecars that run
       """
     Then the last command should succeed
     And the query '.items[] | select(.metadata.namespace == "shop" and .status.phase == "Running") | ((.spec.initContainers // []) + .spec.containers)[] | .name' over the cluster's "pods" should include "istio-proxy"
+    # kwok reports the nginx container ready and running, though no nginx process runs.
+    And the query '[.items[] | select(.metadata.namespace == "shop") | .status.containerStatuses[] | select(.name == "nginx") | [.ready, (.state | keys[0])]]' over the cluster's "pods" should equal [[true, "running"]]
 
   Scenario: istioctl proxy-status lists the Pod's proxy, SYNCED
     When the learner runs:
