@@ -111,9 +111,14 @@ impl Diff {
                     message: format!("cannot run git: {e}"),
                 })?;
             if !out.status.success() {
+                let said = String::from_utf8_lossy(&out.stderr).trim().to_owned();
                 return Err(MutateError::Diff {
                     base: base.to_owned(),
-                    message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+                    message: if said.is_empty() {
+                        format!("git {} failed", args.join(" "))
+                    } else {
+                        said
+                    },
                 });
             }
             Ok(String::from_utf8_lossy(&out.stdout).into_owned())
@@ -124,12 +129,7 @@ impl Diff {
         })?;
         // The revision must exist: a typo is an error, not an empty diff.
         git(
-            &[
-                "rev-parse",
-                "--verify",
-                "--quiet",
-                &format!("{base}^{{commit}}"),
-            ],
+            &["rev-parse", "--verify", &format!("{base}^{{commit}}")],
             &[],
         )?;
         let tracked = git(&["ls-files", "--full-name"], &[&lab])?;
@@ -139,7 +139,11 @@ impl Diff {
             && !git(&["diff", "--name-only", base], &fixture_paths)?
                 .trim()
                 .is_empty();
-        let patch = git(&["diff", "--no-color", "--unified=0", base], &[&lab])?;
+        // Git's own diff, whatever diff tool or colours the user's configuration asks for.
+        let patch = git(
+            &["diff", "--no-color", "--no-ext-diff", "--unified=0", base],
+            &[&lab],
+        )?;
         Ok(Diff {
             lines: changed_lines(&patch),
             everything: untracked || fixtures_changed,
