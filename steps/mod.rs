@@ -17,3 +17,43 @@ pub mod vocabulary;
 pub mod world;
 
 pub use world::{LabWorld, ScenarioContext, StepFailure};
+
+use std::path::{Path, PathBuf};
+
+use cucumber::gherkin;
+
+/// Every step of a feature: its Background's, its Scenarios' and Rules' (with their
+/// Backgrounds').
+pub fn all_steps(feature: &gherkin::Feature) -> Vec<&gherkin::Step> {
+    let scenarios = feature
+        .scenarios
+        .iter()
+        .chain(feature.rules.iter().flat_map(|r| &r.scenarios));
+    feature
+        .background
+        .iter()
+        .flat_map(|b| &b.steps)
+        .chain(scenarios.flat_map(|s| &s.steps))
+        .chain(
+            feature
+                .rules
+                .iter()
+                .flat_map(|r| r.background.iter().flat_map(|b| &b.steps)),
+        )
+        .collect()
+}
+
+/// The fixtures a feature's steps copy into a cell: each such step's line and the fixture's
+/// source as found from the lab at `origin` (`None` when it is not there).
+pub fn fixtures(feature: &gherkin::Feature, origin: &Path) -> Vec<(usize, Option<PathBuf>)> {
+    all_steps(feature)
+        .into_iter()
+        .filter_map(|step| match compile::compile(step).ok()?.action {
+            action::Action::Fixture { src, .. } => Some((
+                step.position.line,
+                crate::cell::fixture_source(origin, &src),
+            )),
+            _ => None,
+        })
+        .collect()
+}

@@ -152,17 +152,8 @@ fn comment_lines(text: &str) -> Vec<(usize, usize, &str)> {
 
 /// The steps of a feature by line, with their type.
 fn steps_by_line(feature: &gherkin::Feature) -> BTreeMap<usize, &gherkin::Step> {
-    let scenarios = feature
-        .scenarios
-        .iter()
-        .chain(feature.rules.iter().flat_map(|r| &r.scenarios));
-    let backgrounds = feature
-        .background
-        .iter()
-        .chain(feature.rules.iter().filter_map(|r| r.background.as_ref()));
-    scenarios
-        .flat_map(|s| &s.steps)
-        .chain(backgrounds.flat_map(|b| &b.steps))
+    super::all_steps(feature)
+        .into_iter()
         .map(|s| (s.position.line, s))
         .collect()
 }

@@ -71,23 +71,9 @@ fn undefined_by_labcheck(path: &str) -> Option<BTreeSet<String>> {
     let file = PathBuf::from(ROOT).join(path);
     let text = std::fs::read_to_string(&file).ok()?;
     let feature = Feature::parse(&text, GherkinEnv::default()).ok()?;
-    let scenarios = feature
-        .scenarios
-        .iter()
-        .chain(feature.rules.iter().flat_map(|r| &r.scenarios));
-    let steps = feature
-        .background
-        .iter()
-        .flat_map(|b| &b.steps)
-        .chain(scenarios.flat_map(|s| &s.steps))
-        .chain(
-            feature
-                .rules
-                .iter()
-                .flat_map(|r| r.background.iter().flat_map(|b| &b.steps)),
-        );
     Some(
-        steps
+        labcheck::steps::all_steps(&feature)
+            .into_iter()
             .filter(|step| matches!(compile(step), Err(CompileError::Undefined(_))))
             .map(|step| format!("{path}:{}", step.position.line))
             .collect(),

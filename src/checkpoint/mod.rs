@@ -104,33 +104,12 @@ fn fixture_digests(lab: &Lab) -> BTreeMap<usize, Vec<String>> {
     let Some(feature) = lab.feature() else {
         return out;
     };
-    let scenarios = feature
-        .scenarios
-        .iter()
-        .chain(feature.rules.iter().flat_map(|r| &r.scenarios));
-    let steps = feature
-        .background
-        .iter()
-        .flat_map(|b| &b.steps)
-        .chain(
-            feature
-                .rules
-                .iter()
-                .flat_map(|r| r.background.iter().flat_map(|b| &b.steps)),
-        )
-        .chain(scenarios.flat_map(|s| &s.steps));
-    for step in steps {
-        let Ok(compiled) = crate::steps::compile::compile(step) else {
-            continue;
-        };
-        let crate::steps::action::Action::Fixture { src, .. } = &compiled.action else {
-            continue;
-        };
-        let digest = match crate::cell::fixture_source(lab.origin(), src) {
+    for (line, source) in crate::steps::fixtures(&feature, lab.origin()) {
+        let digest = match source {
             Some(path) => digest_tree(&path).unwrap_or_else(|e| format!("unreadable: {e}")),
             None => "missing".to_owned(),
         };
-        out.entry(step.position.line).or_default().push(digest);
+        out.entry(line).or_default().push(digest);
     }
     out
 }

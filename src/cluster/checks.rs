@@ -57,19 +57,29 @@ pub async fn list(client: &kube::Client, resource: &str) -> Result<Value, CheckE
     let (ar, _) = resolve(client, resource).await?;
     let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
     let list = api.list(&ListParams::default()).await.map_err(api_error)?;
-    let items: Vec<Value> = list
-        .items
-        .into_iter()
-        .map(|o| {
-            let mut v = serde_json::to_value(o).unwrap_or(Value::Null);
-            if let Value::Object(m) = &mut v {
-                m.insert("apiVersion".into(), Value::from(ar.api_version.clone()));
-                m.insert("kind".into(), Value::from(ar.kind.clone()));
-            }
-            v
-        })
-        .collect();
+    let items: Vec<Value> = list.items.into_iter().map(|o| as_json(o, &ar)).collect();
     Ok(serde_json::json!({ "apiVersion": "v1", "kind": "List", "items": items }))
+}
+
+/// An object as kubectl shows it: its API version and kind filled in.
+fn as_json(object: DynamicObject, ar: &ApiResource) -> Value {
+    let mut v = serde_json::to_value(object).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut v {
+        m.insert("apiVersion".into(), Value::from(ar.api_version.clone()));
+        m.insert("kind".into(), Value::from(ar.kind.clone()));
+    }
+    v
+}
+
+/// The failure of a check that looked for an object the cluster does not have.
+fn not_found(kind: &str, name: &str, namespace: Option<&str>, lang: Lang) -> Fault {
+    let place = namespace
+        .map(|ns| format!(" (namespace {ns})"))
+        .unwrap_or_default();
+    Fault::Failed(Failure::new(
+        format!("{kind} {name}{place}"),
+        lang.pick("not found in the cluster", "クラスターに存在しない"),
+    ))
 }
 
 fn query_list(list: &Value, code: &str) -> Result<Vec<Value>, CheckError> {
@@ -213,21 +223,10 @@ async fn object(
         (None, true) => Api::default_namespaced_with(client.clone(), &ar),
         _ => Api::all_with(client.clone(), &ar),
     };
-    let Some(found) = api.get_opt(name).await.map_err(api_error)? else {
-        let place = namespace
-            .map(|ns| format!(" (namespace {ns})"))
-            .unwrap_or_default();
-        return Err(Fault::Failed(Failure::new(
-            format!("{} {name}{place}", ar.kind),
-            lang.pick("not found in the cluster", "クラスターに存在しない"),
-        )));
-    };
-    let mut v = serde_json::to_value(found).unwrap_or(Value::Null);
-    if let Value::Object(m) = &mut v {
-        m.insert("apiVersion".into(), Value::from(ar.api_version.clone()));
-        m.insert("kind".into(), Value::from(ar.kind.clone()));
+    match api.get_opt(name).await.map_err(api_error)? {
+        Some(found) => Ok(as_json(found, &ar)),
+        None => Err(not_found(&ar.kind, name, namespace, lang)),
     }
-    Ok(v)
 }
 
 /// A resource of any type exists (in a namespace, when one is given).
@@ -254,14 +253,7 @@ async fn exists(
     if found {
         return Ok(());
     }
-    let place = namespace
-        .as_ref()
-        .map(|ns| format!(" (namespace {ns})"))
-        .unwrap_or_default();
-    Err(Fault::Failed(Failure::new(
-        format!("{} {name}{place}", ar.kind),
-        lang.pick("not found in the cluster", "クラスターに存在しない"),
-    )))
+    Err(not_found(&ar.kind, name, namespace, lang))
 }
 
 /// A CRD has the condition Established=True.

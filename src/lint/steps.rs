@@ -14,22 +14,6 @@ use crate::steps::compile::{CompileError, Compiled, compile};
 use crate::steps::names::Names;
 use crate::steps::phrases::{PHRASES, REJECTION};
 
-fn all_steps(feature: &gherkin::Feature) -> Vec<&gherkin::Step> {
-    let mut steps: Vec<&gherkin::Step> = Vec::new();
-    steps.extend(feature.background.iter().flat_map(|b| &b.steps));
-    for sc in feature
-        .scenarios
-        .iter()
-        .chain(feature.rules.iter().flat_map(|r| &r.scenarios))
-    {
-        steps.extend(&sc.steps);
-    }
-    for rule in &feature.rules {
-        steps.extend(rule.background.iter().flat_map(|b| &b.steps));
-    }
-    steps
-}
-
 /// What lint finds wrong with a step that compiled: a fixture that is not in the repository.
 fn fixture_missing(origin: &Path, compiled: &Compiled) -> Option<String> {
     let Action::Fixture { src, .. } = &compiled.action else {
@@ -124,7 +108,7 @@ pub(super) fn check_steps(
         };
         problems.extend(step_problem(&at, step, value, lang));
     };
-    for step in all_steps(feature) {
+    for step in crate::steps::all_steps(feature) {
         check(step, &step.value, step.position.line, step.position.col);
         if [REJECTION.0, REJECTION.1].contains(&step.value.as_str()) {
             for (line, l) in crate::steps::action::listed_with_lines(step) {

@@ -71,18 +71,9 @@ pub fn fixture_dirs(lab: &Path, loaded: &Loaded) -> Vec<PathBuf> {
     let Some(feature) = loaded.lab.feature() else {
         return Vec::new();
     };
-    let backgrounds = feature
-        .background
-        .iter()
-        .chain(feature.rules.iter().filter_map(|r| r.background.as_ref()));
-    backgrounds
-        .flat_map(|b| &b.steps)
-        .filter_map(|s| match crate::steps::compile::compile(s).ok()?.action {
-            crate::steps::action::Action::Fixture { src, .. } => {
-                crate::cell::fixture_source(lab, &src)
-            }
-            _ => None,
-        })
+    crate::steps::fixtures(&feature, lab)
+        .into_iter()
+        .filter_map(|(_, source)| source)
         .collect()
 }
 

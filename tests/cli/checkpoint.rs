@@ -96,15 +96,34 @@ fn same_as_replay(args: &[&str]) -> serde_json::Value {
     record
 }
 
-#[test]
-fn a_mistake_from_a_checkpoint_ends_as_its_replay_byte_for_byte() {
-    let record = same_as_replay(&["run", CARRY]);
-    let mistake = record["cells"]
+/// The checkpoints a state directory holds (not the ones being written, whose names start
+/// with a dot).
+pub(crate) fn checkpoints(state: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(state.join("checkpoints"))
+        .expect("checkpoints")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect()
+}
+
+/// The cell of a record's mistake.
+fn mistake_cell(record: &serde_json::Value) -> &serde_json::Value {
+    record["cells"]
         .as_array()
         .expect("cells")
         .iter()
         .find(|c| !c["id"]["mistake"].is_null())
-        .expect("the mistake's cell");
+        .expect("the mistake's cell")
+}
+
+#[test]
+fn a_mistake_from_a_checkpoint_ends_as_its_replay_byte_for_byte() {
+    let record = same_as_replay(&["run", CARRY]);
+    let mistake = mistake_cell(&record);
     assert_eq!(mistake["resumed"]["after_step"], 2, "{mistake}");
     let lines: Vec<&serde_json::Value> = mistake["steps"]
         .as_array()
@@ -207,11 +226,7 @@ fn step_n_starts_from_step_n_minus_1_while_nothing_before_changed() {
     let later = step3(state.path(), &lab, &[]);
     assert!(later.contains(RESUMED), "only step 3 changed: {later}");
 
-    let written = std::fs::read_dir(state.path().join("checkpoints"))
-        .expect("checkpoints")
-        .flatten()
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .count();
+    let written = checkpoints(state.path()).len();
     assert!(written >= 3, "{written} checkpoints");
     labcheck(state.path())
         .arg("clean")
@@ -242,15 +257,7 @@ fn checkpoints_stay_under_their_cap() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let (_, record) = steps(reports.path());
     assert_eq!(resumed_cells(&record).len(), 1, "the mistake resumed");
-    let left: Vec<PathBuf> = std::fs::read_dir(state.path().join("checkpoints"))
-        .expect("checkpoints")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            !p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
-        .collect();
+    let left = checkpoints(state.path());
     assert_eq!(
         left,
         Vec::<PathBuf>::new(),
@@ -284,12 +291,7 @@ fn a_mistake_says_why_each_listed_check_rejected_it() {
     // record.json: the mistake's step holds the listed check's own verdict.
     let text = std::fs::read_to_string(reports.path().join("record.json")).expect("record");
     let record: serde_json::Value = serde_json::from_str(&text).expect("json");
-    let mistake = record["cells"]
-        .as_array()
-        .expect("cells")
-        .iter()
-        .find(|c| !c["id"]["mistake"].is_null())
-        .expect("the mistake's cell");
+    let mistake = mistake_cell(&record);
     let listed: Vec<&serde_json::Value> = mistake["steps"][0]["checks"]
         .as_array()
         .expect("checks")

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::author::Down;
-use crate::checkpoint::{CARRY, RESUMED, repository, step3};
+use crate::checkpoint::{CARRY, RESUMED, checkpoints, repository, step3};
 
 const DISCARDED: &str = "was discarded, not used";
 
@@ -143,14 +143,6 @@ fn runs_sharing_a_state_directory_share_its_checkpoints_safely() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    let left: Vec<PathBuf> = std::fs::read_dir(state.path().join("checkpoints"))
-        .expect("checkpoints")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            !p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
-        .collect();
+    let left = checkpoints(state.path());
     assert_eq!(left, Vec::<PathBuf>::new(), "over the cap once all ended");
 }
