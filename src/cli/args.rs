@@ -185,6 +185,10 @@ pub struct MutateArgs {
     /// Neither read nor keep outcomes of earlier runs.
     #[arg(long)]
     pub no_cache: bool,
+    /// Start a cluster for each mutant from its checkpoint, instead of resetting a running one
+    /// to it (slower; what the reset is checked against).
+    #[arg(long)]
+    pub fresh_clusters: bool,
 }
 
 /// Cluster backends.

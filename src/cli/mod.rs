@@ -281,6 +281,7 @@ async fn mutate(args: MutateArgs) -> i32 {
             in_diff: args.in_diff,
         },
         cache: !args.no_cache,
+        pool: !args.fresh_clusters,
     };
     match session::mutate(&request).await {
         Ok(outcome) => outcome.exit_code(),

@@ -7,11 +7,13 @@
 
 mod certs;
 pub mod checks;
+pub mod etcd;
 pub mod forward;
 pub mod kind;
 pub mod kubeconfig;
 pub mod local;
 pub mod mesh;
+pub mod pool;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -50,6 +52,10 @@ pub enum ClusterError {
     MeshNeedsLocal { backend: &'static str },
     #[error("{0}")]
     Io(String),
+    #[error("a pooled cluster: {0}")]
+    Etcd(#[from] etcd::EtcdError),
+    #[error("a pooled cluster's network: {0}")]
+    Sandbox(#[source] Box<crate::sandbox::SandboxError>),
 }
 
 /// What a backend gets to start a cluster for a cell.

@@ -133,6 +133,8 @@ pub struct MutateOptions {
     pub selection: select::Selection,
     /// Whether kept outcomes are read and written.
     pub cache: bool,
+    /// Whether mutants borrow pooled clusters (see [`crate::cluster::pool`]).
+    pub pool: bool,
     pub labels: Vec<String>,
     pub step: Option<usize>,
     pub jobs: usize,
@@ -288,21 +290,31 @@ pub fn mutant_options(
     run.timeout = Some((slowest * 3).max(Duration::from_secs(20)));
     run.state_dir = opts.state_dir.clone();
     run.origin = Some(opts.lab.clone());
+    run.pool = opts.pool;
     run
 }
 
 /// Told of each mutant's outcome as it finishes.
 pub type Done = Rc<dyn Fn(&Mutant, &Outcome)>;
 
+/// What running the mutants of one label gave.
+pub struct Ran {
+    /// Outcomes by mutant id.
+    pub outcomes: HashMap<String, Outcome>,
+    /// The signal that interrupted the run, if one did.
+    pub interrupted: Option<i32>,
+    /// How the pool of clusters served the mutants, if they borrowed clusters.
+    pub clusters: Option<crate::cluster::pool::Stats>,
+}
+
 /// Runs the planned mutant cells; `done` is told of each mutant's outcome as it finishes.
-/// Returns the outcomes by mutant id, and the signal that interrupted the run, if one did.
 pub async fn run_mutants(
     run_opts: &RunOptions,
     env: &Environment,
     cells: Vec<CellPlan>,
     by_slug: HashMap<String, Mutant>,
     done: Done,
-) -> (HashMap<String, Outcome>, Option<i32>) {
+) -> Ran {
     type Seen = HashMap<CellId, Vec<(usize, StepOutcome, Vec<Transcript>)>>;
     let seen: Rc<RefCell<Seen>> = Rc::default();
     let outcomes: Rc<RefCell<HashMap<String, Outcome>>> = Rc::default();
@@ -331,7 +343,11 @@ pub async fn run_mutants(
         _ => {}
     });
     let summary = runner::run(run_opts, env, cells, sink).await;
-    (outcomes.take(), summary.interrupted)
+    Ran {
+        outcomes: outcomes.take(),
+        interrupted: summary.interrupted,
+        clusters: summary.clusters,
+    }
 }
 
 /// A mutant's outcome from its cell's steps.

@@ -27,6 +27,8 @@ pub struct Request {
     pub selection: super::select::Selection,
     /// Read and write kept outcomes (`--no-cache` turns it off).
     pub cache: bool,
+    /// Lend mutants pooled clusters reset to their checkpoint (`--fresh-clusters` turns it off).
+    pub pool: bool,
 }
 
 /// How a mutation session ended.
@@ -96,6 +98,7 @@ pub async fn mutate(req: &Request) -> std::result::Result<LabOutcome, MutateErro
         lab: req.lab.clone(),
         selection: req.selection.clone(),
         cache: req.cache,
+        pool: req.pool,
         labels: match &setup {
             Ok((_, versions)) => runner::matrix(versions, &req.istio),
             Err(_) => Vec::new(),
@@ -296,12 +299,15 @@ impl Label<'_> {
             label,
             baseline.slowest,
         );
-        let cells = runner::plan(&run_opts)?;
+        let mut cells = runner::plan(&run_opts)?;
         let slug = self.loaded.lab.slug();
-        let by_slug = viable
+        let by_slug: std::collections::HashMap<String, generate::Mutant> = viable
             .iter()
             .map(|m| (format!("{slug}.m-{}", m.id), m.clone()))
             .collect();
+        // In the order of the steps they change: cells that start from the same checkpoint
+        // follow each other, and a pooled cluster mostly resets to the checkpoint it had.
+        cells.sort_by_key(|c| by_slug.get(&c.id.lab).map(|m| m.step));
         let (eq, l) = (self.equivalents.clone(), label.to_owned());
         let done: Done = Rc::new(move |m, o| {
             let r = Result {
@@ -313,8 +319,23 @@ impl Label<'_> {
             };
             crate::errln!("{}", report::line(&r, lang));
         });
-        let (outcomes, stopped) =
-            super::run_mutants(&run_opts, self.env, cells, by_slug, done).await;
+        let ran = super::run_mutants(&run_opts, self.env, cells, by_slug, done).await;
+        let (outcomes, stopped) = (ran.outcomes, ran.interrupted);
+        if let Some(s) = ran.clusters {
+            crate::errln!(
+                "labcheck mutate: istio {label}: {}",
+                lang.pick(
+                    &format!(
+                        "clusters: {} started, {} reset to a checkpoint, {} lent unchanged",
+                        s.starts, s.resets, s.unchanged
+                    ),
+                    &format!(
+                        "クラスター: {} 回起動, {} 回チェックポイントへ戻した, {} 回そのまま貸した",
+                        s.starts, s.resets, s.unchanged
+                    )
+                )
+            );
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
         for m in viable {
             let outcome = outcomes.get(&m.id).cloned().unwrap_or(Outcome::Error {

@@ -11,6 +11,7 @@ mod error;
 mod grade;
 mod leftovers;
 mod plan;
+mod prepare;
 pub mod resolve;
 pub mod resume;
 mod scenarios;
@@ -35,10 +36,10 @@ use std::time::{Duration, Instant};
 
 use crate::cell::Cell;
 use crate::checkpoint::{Checkpoint, Store};
-use crate::cluster::{CellEnv, Cluster};
-use crate::model::{CellId, Event, Resumed, ToolsInfo};
-use crate::sandbox::{Sandbox, SandboxOptions};
+use crate::cluster::pool::{CellCluster, Pool};
+use crate::model::{CellId, Event, Resumed};
 use leftovers::{keep_leftovers, record_kept};
+use prepare::{Prepared, cell_tools, prepare};
 use scenarios::{Checkpointer, not_run, run_scenarios};
 
 /// Where events go: console, JUnit, summaries.
@@ -52,6 +53,8 @@ pub struct Summary {
     pub harness_errors: Vec<HarnessError>,
     /// The signal that interrupted the run (SIGINT, SIGTERM, SIGHUP), if one did.
     pub interrupted: Option<i32>,
+    /// How the pool of clusters served the cells, when cells borrowed clusters.
+    pub clusters: Option<crate::cluster::pool::Stats>,
 }
 
 impl Summary {
@@ -71,7 +74,7 @@ impl Summary {
 }
 
 /// What the cells of one run share.
-struct Shared<'a> {
+pub(super) struct Shared<'a> {
     opts: &'a RunOptions,
     env: &'a Environment,
     sink: Sink,
@@ -82,6 +85,8 @@ struct Shared<'a> {
     /// Cells that exist (prepared ahead or running): `--jobs` plus those whose clusters start
     /// before their turn.
     alive: tokio::sync::Semaphore,
+    /// Clusters lent to mutants' cells, one per cell that may exist at once.
+    pool: Option<Pool>,
 }
 
 /// How many cells beyond `--jobs` start their sandbox and cluster before their turn: as many as
@@ -127,6 +132,16 @@ pub async fn run(
         ..Summary::default()
     };
     let jobs = opts.jobs.max(1);
+    let alive = jobs + prepared_ahead(jobs);
+    let pool = match &env.backend {
+        Some(crate::cluster::Backend::Local(local)) if opts.pool => Some(Pool::new(
+            local.clone(),
+            &crate::state::Area::Cells.dir(&opts.state_dir),
+            hidden_dirs(opts),
+            alive,
+        )),
+        _ => None,
+    };
     let shared = Shared {
         opts,
         env,
@@ -134,7 +149,8 @@ pub async fn run(
         store,
         slots,
         running: tokio::sync::Semaphore::new(jobs),
-        alive: tokio::sync::Semaphore::new(jobs + prepared_ahead(jobs)),
+        alive: tokio::sync::Semaphore::new(alive),
+        pool,
     };
     let all = futures::future::join_all(cells.iter().cloned().map(|c| run_cell(&shared, c)));
     reap_stale(&opts.state_dir);
@@ -159,6 +175,11 @@ pub async fn run(
         signal = shutdown_signal() => Some(signal),
     };
     summary.interrupted = interrupted;
+    if let Some(pool) = &shared.pool {
+        // Every cell is done (or dropped): every lease is back.
+        pool.shutdown().await;
+        summary.clusters = Some(pool.stats());
+    }
     // No cell of this run restores a checkpoint any more: the cap holds again.
     shared.store.release();
     if interrupted.is_some() {
@@ -311,7 +332,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
     };
     sink(Event::EnvironmentReady {
         cell: id.clone(),
-        tools: cell_tools(shared.env, &plan, cluster.as_ref()),
+        tools: cell_tools(shared.env, &plan, cluster.as_deref()),
         setup,
         waited: ready_at.saturating_duration_since(turn_at),
         resumed: checkpoint.as_ref().map(|c| Resumed {
@@ -320,13 +341,13 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
         }),
     });
     if keep {
-        record_kept(&cell, cluster.as_ref());
+        record_kept(&cell, cluster.as_deref());
     }
     let checkpointer = (!plan.checkpoints.is_empty()).then(|| {
         Rc::new(Checkpointer {
             store: shared.store.clone(),
             keys: plan.checkpoints.clone(),
-            etcd: cluster.as_ref().and_then(|c| c.state()),
+            etcd: cluster.as_deref().and_then(|c| c.state()),
             slots: shared.slots.clone(),
             errors: Default::default(),
         })
@@ -350,7 +371,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
 /// A cell whose steps have run.
 struct Ran {
     cell: Arc<Cell>,
-    cluster: Option<Cluster>,
+    cluster: Option<CellCluster>,
     passed: bool,
     error: Option<Arc<CellError>>,
 }
@@ -412,11 +433,14 @@ async fn finish(
     }
     if keep {
         // The workdir and environment are settled once the Background has run.
-        record_kept(&cell, cluster.as_ref());
+        record_kept(&cell, cluster.as_deref());
         cell.sandbox.keep();
     }
     let kept = if keep || !passed {
-        let logs = cluster.as_ref().map(Cluster::mesh_logs).unwrap_or_default();
+        let logs = cluster
+            .as_deref()
+            .map(crate::cluster::Cluster::mesh_logs)
+            .unwrap_or_default();
         keep_leftovers(opts, &cell, keep, &logs)
     } else {
         None
@@ -427,6 +451,8 @@ async fn finish(
             c.stop().await;
         }
         cell.sandbox.shutdown().await;
+        // A lent cluster goes back to the pool once no process of the cell is left.
+        drop(cluster);
         let _ = std::fs::remove_dir_all(dir);
     }
     sink(Event::CellFinished {
@@ -437,123 +463,4 @@ async fn finish(
         peak_memory,
     });
     (id, error.map_or(Ok(passed), Err))
-}
-
-/// A cell ready to run its steps.
-struct Prepared {
-    cell: Arc<Cell>,
-    cluster: Option<Cluster>,
-    /// How long the sandbox, the checkpoint's files and the cluster took.
-    setup: Duration,
-    /// How long copying the checkpoint's files and cluster state in took.
-    restore: Duration,
-}
-
-/// Builds a cell: its sandbox, its tools, its cluster — from `checkpoint` when there is one.
-async fn prepare(
-    shared: &Shared<'_>,
-    plan: &CellPlan,
-    checkpoint: Option<&Checkpoint>,
-    dir: &Path,
-    keep: bool,
-) -> Result<Prepared, CellError> {
-    let (env, opts) = (shared.env, shared.opts);
-    let started = Instant::now();
-    let mut restore = Duration::ZERO;
-    let backend = match plan.needs {
-        Needs::Sandbox => None,
-        Needs::Cluster | Needs::Istio | Needs::Mesh => {
-            Some(env.backend.as_ref().ok_or(CellError::NoBackend)?)
-        }
-    };
-    let tools = env.tools_for(plan.needs, &plan.id.label);
-    if plan.needs.istio() && !tools.iter().any(|t| t.name == "istioctl") {
-        return Err(CellError::NoIstioctl(plan.id.label.clone()));
-    }
-    let mesh = match plan.needs {
-        Needs::Mesh => Some(
-            env.mesh_tools(&plan.id.label)
-                .ok_or_else(|| CellError::NoMeshTools(plan.id.label.clone()))?,
-        ),
-        _ => None,
-    };
-    let restoring = |what: &'static str, source: std::io::Error| CellError::Restore {
-        step: checkpoint.map_or(0, |c| c.state.step),
-        what,
-        source,
-    };
-    if let Some(c) = checkpoint {
-        let t = Instant::now();
-        c.restore_files(dir)
-            .await
-            .map_err(|e| restoring("its files", e))?;
-        restore += t.elapsed();
-    }
-    let options = SandboxOptions {
-        keep_alive: keep,
-        isolate_network: backend.is_none_or(|b| b.isolates_network()),
-        view: None,
-        hide: hidden_dirs(opts),
-        tools: environment::learner_tools(&tools),
-        limits: plan.lab.limits,
-    };
-    let sandbox = Sandbox::create(dir, options).await?;
-    let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
-    cell.discrimination = opts.purpose.discrimination();
-    cell.timeout = opts.timeout;
-    if let Some(c) = checkpoint {
-        let fixtures: Vec<PathBuf> = c.state.fixtures.iter().map(|(p, _)| p.clone()).collect();
-        cell.sandbox.set_workdir(&c.state.workdir);
-        cell.resume(&c.state.prepared, &fixtures);
-    }
-    let cluster = match backend {
-        None => None,
-        Some(b) => {
-            let cenv = CellEnv {
-                sandbox: &cell.sandbox,
-                dir: dir.join("cluster"),
-                kubeconfig: cell.sandbox.share_dir().join("kubeconfig"),
-                name: format!("{}-{}", plan.id.slug(), std::process::id()),
-                mesh,
-            };
-            let _ = std::fs::create_dir_all(&cenv.dir);
-            if let Some(c) = checkpoint {
-                let t = Instant::now();
-                if let Err(e) = c.restore_cluster(&cenv.dir).await {
-                    // A cell that is to be kept but never started is not kept: its holder goes.
-                    cell.sandbox.shutdown().await;
-                    return Err(restoring("its cluster", e));
-                }
-                restore += t.elapsed();
-            }
-            let cluster = match b.start(&cenv).await {
-                Ok(cluster) => cluster,
-                Err(source) => {
-                    cell.sandbox.shutdown().await;
-                    return Err(CellError::Cluster {
-                        backend: b.name(),
-                        source,
-                    });
-                }
-            };
-            cell.kube = Some(cluster.client.clone());
-            Some(cluster)
-        }
-    };
-    Ok(Prepared {
-        cell: Arc::new(cell),
-        cluster,
-        setup: started.elapsed(),
-        restore,
-    })
-}
-
-/// The report's view of a cell's toolchain, its cluster included.
-fn cell_tools(env: &Environment, plan: &CellPlan, cluster: Option<&Cluster>) -> ToolsInfo {
-    let mut info = env.info(plan.needs, &plan.id.label);
-    if let Some(c) = cluster {
-        info.tools
-            .push(("cluster".into(), c.version.clone(), c.backend.into()));
-    }
-    info
 }

@@ -97,6 +97,9 @@ pub struct RunOptions {
     /// Checkpoints on disk are not used (`--fresh`); what the run writes replaces none that
     /// still matches its manifest.
     pub fresh: bool,
+    /// Plain local clusters are lent by a pool and reset between cells instead of started per
+    /// cell (mutants, unless `mutate --fresh-clusters`).
+    pub pool: bool,
 }
 
 impl RunOptions {
@@ -118,6 +121,7 @@ impl RunOptions {
             shard: None,
             checkpoints: true,
             fresh: false,
+            pool: false,
         }
     }
 }

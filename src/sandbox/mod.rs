@@ -104,6 +104,9 @@ pub struct SandboxOptions {
     /// they work wherever the host keeps them).
     pub tools: Vec<(String, PathBuf)>,
     pub limits: Limits,
+    /// Learner commands join this network namespace instead of the cell's own (a cell that
+    /// borrows a pooled cluster).
+    pub network: Option<Network>,
 }
 
 /// The running holder: its pid and its namespaces, held open.
@@ -235,7 +238,13 @@ impl Sandbox {
             }
         };
         let pid = child.id().map(|p| p as i32).unwrap_or_default();
-        let holder = Holder::open(pid, Some(child))?;
+        let mut holder = Holder::open(pid, Some(child))?;
+        if let Some(net) = &options.network {
+            holder.net = net
+                .0
+                .try_clone()
+                .map_err(io_err("cannot hold network", dir))?;
+        }
         *sandbox.holder.lock().unwrap_or_else(|e| e.into_inner()) = Some(holder);
         Ok(sandbox)
     }

@@ -302,3 +302,57 @@ fn one_mutant_reruns_by_its_id_and_missed_ones_get_a_skeleton_to_mark() {
             "no mutant has the id 000000000000 (the lab has 8",
         ));
 }
+
+/// Every mutant's outcome (and the line that caught it) by id.
+fn verdicts(rows: &[Value]) -> std::collections::BTreeMap<String, (Value, Value)> {
+    rows.iter()
+        .map(|r| {
+            let id = r["id"].as_str().expect("id").to_owned();
+            (id, (r["outcome"].clone(), r["line"].clone()))
+        })
+        .collect()
+}
+
+#[test]
+fn mutants_on_lent_clusters_see_only_their_checkpoint_as_on_clusters_of_their_own() {
+    const POOLED: &str = "tests/labs/mutate/pooled.feature";
+    let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
+    let run = |extra: &[&str]| {
+        let reports = tempfile::tempdir().expect("reports");
+        // One job: two clusters in the pool, so most mutants run on a cluster an earlier
+        // mutant used.
+        let out = labcheck()
+            .env("LABCHECK_STATE_DIR", state.path())
+            .args(["mutate", "--no-cache", "--jobs", "1", "--report-dir"])
+            .arg(reports.path())
+            .args(extra)
+            .arg(POOLED)
+            .assert()
+            .code(0)
+            .get_output()
+            .clone();
+        (
+            outcomes(reports.path()),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (lent, stderr) = run(&[]);
+    // Each mutant of step 2 leans on a cluster without an earlier mutant's namespace or
+    // ConfigMap: every one is caught.
+    assert_eq!(lent.len(), 8, "{lent:?}");
+    assert!(lent.iter().all(|r| r["outcome"] == "caught"), "{lent:?}");
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("clusters:"))
+        .unwrap_or_else(|| panic!("no line on the pool's clusters: {stderr}"));
+    let resets: usize = line
+        .split(", ")
+        .find_map(|part| part.strip_suffix(" reset to a checkpoint"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of resets in {line:?}"));
+    assert!(resets >= 3, "mutants did not run on reset clusters: {line}");
+    // The same verdicts, line for line, as with a cluster started for each mutant.
+    let (own, stderr) = run(&["--fresh-clusters"]);
+    assert!(!stderr.contains("clusters:"), "{stderr}");
+    assert_eq!(verdicts(&lent), verdicts(&own));
+}

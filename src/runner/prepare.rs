@@ -1,0 +1,171 @@
+//! Preparing a cell before its turn: its files from a checkpoint, its sandbox, its tools and its
+//! cluster — started for the cell, or lent by the run's pool of clusters (mutants) and made
+//! equal to the checkpoint first.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{CellError, CellPlan, Environment, Needs, Shared, environment, hidden_dirs};
+use crate::cell::Cell;
+use crate::checkpoint::Checkpoint;
+use crate::cluster::pool::{CellCluster, Lease};
+use crate::cluster::{Backend, CellEnv, Cluster};
+use crate::model::ToolsInfo;
+use crate::sandbox::{Sandbox, SandboxOptions};
+
+/// A cell ready to run its steps.
+pub(super) struct Prepared {
+    pub cell: Arc<Cell>,
+    pub cluster: Option<CellCluster>,
+    /// How long the sandbox, the checkpoint's files and the cluster took.
+    pub setup: Duration,
+    /// How long copying the checkpoint's files and cluster state in took (or making a lent
+    /// cluster equal to the checkpoint).
+    pub restore: Duration,
+}
+
+/// Builds a cell: its sandbox, its tools, its cluster — from `checkpoint` when there is one.
+pub(super) async fn prepare(
+    shared: &Shared<'_>,
+    plan: &CellPlan,
+    checkpoint: Option<&Checkpoint>,
+    dir: &Path,
+    keep: bool,
+) -> Result<Prepared, CellError> {
+    let (env, opts) = (shared.env, shared.opts);
+    let started = Instant::now();
+    let mut restore = Duration::ZERO;
+    let backend = match plan.needs {
+        Needs::Sandbox => None,
+        Needs::Cluster | Needs::Istio | Needs::Mesh => {
+            Some(env.backend.as_ref().ok_or(CellError::NoBackend)?)
+        }
+    };
+    let tools = env.tools_for(plan.needs, &plan.id.label);
+    if plan.needs.istio() && !tools.iter().any(|t| t.name == "istioctl") {
+        return Err(CellError::NoIstioctl(plan.id.label.clone()));
+    }
+    let mesh = match plan.needs {
+        Needs::Mesh => Some(
+            env.mesh_tools(&plan.id.label)
+                .ok_or_else(|| CellError::NoMeshTools(plan.id.label.clone()))?,
+        ),
+        _ => None,
+    };
+    let restoring = |what: &'static str, source: std::io::Error| CellError::Restore {
+        step: checkpoint.map_or(0, |c| c.state.step),
+        what,
+        source,
+    };
+    if let Some(c) = checkpoint {
+        let t = Instant::now();
+        c.restore_files(dir)
+            .await
+            .map_err(|e| restoring("its files", e))?;
+        restore += t.elapsed();
+    }
+    // A mutant's plain cluster is lent by the pool, equal to the checkpoint before the cell
+    // joins its network.
+    let lease = match (&shared.pool, backend, plan.needs) {
+        (Some(pool), Some(Backend::Local(_)), Needs::Cluster | Needs::Istio) => {
+            let t = Instant::now();
+            let lease = pool
+                .lend(checkpoint)
+                .await
+                .map_err(|source| CellError::Cluster {
+                    backend: "local",
+                    source,
+                })?;
+            restore += t.elapsed();
+            Some(lease)
+        }
+        _ => None,
+    };
+    let options = SandboxOptions {
+        keep_alive: keep,
+        isolate_network: backend.is_none_or(|b| b.isolates_network()),
+        view: None,
+        hide: hidden_dirs(opts),
+        tools: environment::learner_tools(&tools),
+        limits: plan.lab.limits,
+        network: match &lease {
+            Some(l) => Some(l.network().map_err(|e| restoring("its network", e))?),
+            None => None,
+        },
+    };
+    let sandbox = Sandbox::create(dir, options).await?;
+    let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
+    cell.discrimination = opts.purpose.discrimination();
+    cell.timeout = opts.timeout;
+    if let Some(c) = checkpoint {
+        let fixtures: Vec<PathBuf> = c.state.fixtures.iter().map(|(p, _)| p.clone()).collect();
+        cell.sandbox.set_workdir(&c.state.workdir);
+        cell.resume(&c.state.prepared, &fixtures);
+    }
+    let cluster = match (lease, backend) {
+        (Some(lease), _) => Some(lend(&cell, lease).map_err(|e| restoring("its kubeconfig", e))?),
+        (None, None) => None,
+        (None, Some(b)) => {
+            let cenv = CellEnv {
+                sandbox: &cell.sandbox,
+                dir: dir.join("cluster"),
+                kubeconfig: cell.sandbox.share_dir().join("kubeconfig"),
+                name: format!("{}-{}", plan.id.slug(), std::process::id()),
+                mesh,
+            };
+            let _ = std::fs::create_dir_all(&cenv.dir);
+            if let Some(c) = checkpoint {
+                let t = Instant::now();
+                if let Err(e) = c.restore_cluster(&cenv.dir).await {
+                    // A cell that is to be kept but never started is not kept: its holder goes.
+                    cell.sandbox.shutdown().await;
+                    return Err(restoring("its cluster", e));
+                }
+                restore += t.elapsed();
+            }
+            match b.start(&cenv).await {
+                Ok(cluster) => Some(CellCluster::Own(Box::new(cluster))),
+                Err(source) => {
+                    cell.sandbox.shutdown().await;
+                    return Err(CellError::Cluster {
+                        backend: b.name(),
+                        source,
+                    });
+                }
+            }
+        }
+    };
+    if let Some(c) = &cluster {
+        cell.kube = Some(c.client.clone());
+    }
+    Ok(Prepared {
+        cell: Arc::new(cell),
+        cluster,
+        setup: started.elapsed(),
+        restore,
+    })
+}
+
+/// Gives the cell the lent cluster's kubeconfig, as its own cluster would have written it.
+fn lend(cell: &Cell, lease: Lease) -> std::io::Result<CellCluster> {
+    std::fs::copy(
+        lease.kubeconfig(),
+        cell.sandbox.share_dir().join("kubeconfig"),
+    )?;
+    Ok(CellCluster::Lent(lease))
+}
+
+/// The report's view of a cell's toolchain, its cluster included.
+pub(super) fn cell_tools(
+    env: &Environment,
+    plan: &CellPlan,
+    cluster: Option<&Cluster>,
+) -> ToolsInfo {
+    let mut info = env.info(plan.needs, &plan.id.label);
+    if let Some(c) = cluster {
+        info.tools
+            .push(("cluster".into(), c.version.clone(), c.backend.into()));
+    }
+    info
+}
