@@ -39,6 +39,9 @@ pub struct Cell {
     fixtures: Mutex<Vec<PathBuf>>,
     /// How each check a mistake's step lists judged the wrong answer, until the report takes it.
     listed: Mutex<Vec<StepCheck>>,
+    /// The learner-command time of the slowest step so far (the steps a checkpoint covers
+    /// included).
+    slowest: Mutex<Duration>,
 }
 
 /// What grading made of the current step's checks.
@@ -73,6 +76,7 @@ impl Cell {
             seen: Mutex::new(HashMap::new()),
             fixtures: Mutex::new(Vec::new()),
             listed: Mutex::new(Vec::new()),
+            slowest: Mutex::new(Duration::ZERO),
         }
     }
 
@@ -100,8 +104,9 @@ impl Cell {
 
     /// Makes a cell started from a checkpoint carry on as the checkpointed one would: its
     /// preparations are done, its fixtures known, and the files already in the lab's directories
-    /// are not reported again as the next step's.
-    pub fn resume(&self, prepared: &[String], fixtures: &[PathBuf]) {
+    /// are not reported again as the next step's, and its slowest step is the checkpoint's.
+    pub fn resume(&self, prepared: &[String], fixtures: &[PathBuf], slowest: Duration) {
+        *self.slowest.lock().unwrap_or_else(|e| e.into_inner()) = slowest;
         self.prepared
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -153,9 +158,26 @@ impl Cell {
             .push(t);
     }
 
-    /// The transcripts recorded since the last call.
+    /// The transcripts recorded since the last call (the step that ended).
     pub fn take_transcripts(&self) -> Vec<Transcript> {
-        std::mem::take(&mut *self.transcripts.lock().unwrap_or_else(|e| e.into_inner()))
+        let taken =
+            std::mem::take(&mut *self.transcripts.lock().unwrap_or_else(|e| e.into_inner()));
+        let spent = taken.iter().map(|t| t.duration).sum();
+        let mut slowest = self.slowest.lock().unwrap_or_else(|e| e.into_inner());
+        *slowest = (*slowest).max(spent);
+        taken
+    }
+
+    /// The learner-command time of the slowest step so far, the current one included.
+    pub fn slowest_step(&self) -> Duration {
+        let current: Duration = self
+            .transcripts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|t| t.duration)
+            .sum();
+        current.max(*self.slowest.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The text files in the lab's directories that are new or changed since the last call,

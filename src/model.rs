@@ -310,6 +310,9 @@ pub struct Resumed {
     pub after_step: usize,
     /// How long copying the checkpoint's files and cluster state took.
     pub restore: Duration,
+    /// The learner-command time of the slowest step the checkpoint covers.
+    #[serde(default)]
+    pub slowest: Duration,
 }
 
 /// The toolchain a cell ran with, as shown in reports.

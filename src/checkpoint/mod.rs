@@ -134,6 +134,9 @@ pub struct State {
     pub fixtures: Vec<(PathBuf, String)>,
     /// Whether the checkpoint holds a cluster's state.
     pub cluster: bool,
+    /// The learner-command time of the slowest step up to this one (mutants' timeout).
+    #[serde(default)]
+    pub slowest: std::time::Duration,
 }
 
 /// A checkpoint on disk.
@@ -307,6 +310,7 @@ impl Store {
                 prepared: cell.prepared(),
                 fixtures,
                 cluster: cluster.is_some(),
+                slowest: cell.slowest_step(),
             };
             let json = serde_json::to_vec_pretty(&state).unwrap_or_default();
             std::fs::write(partial.join("state.json"), json)

@@ -181,6 +181,8 @@ pub struct Baseline {
     pub slowest: Duration,
     /// The signal that interrupted the run, if one did.
     pub interrupted: Option<i32>,
+    /// Per Istio label, the step whose checkpoint the reference run started from, if one.
+    pub resumed: BTreeMap<String, usize>,
 }
 
 /// Runs the reference solution on every label.
@@ -191,6 +193,7 @@ pub async fn baseline(run_opts: &RunOptions, env: &Environment, cells: Vec<CellP
     let summary = runner::run(run_opts, env, cells.clone(), sink).await;
     let mut out: BTreeMap<String, (bool, Answers)> = BTreeMap::new();
     let mut slowest = Duration::ZERO;
+    let mut resumed = BTreeMap::new();
     for c in &cells {
         let passed = !summary.failed_cells.contains(&c.id) && summary.interrupted.is_none();
         out.insert(c.id.label.clone(), (passed, Answers::new()));
@@ -213,6 +216,15 @@ pub async fn baseline(run_opts: &RunOptions, env: &Environment, cells: Vec<CellP
                 let spent: Duration = transcripts.iter().map(|t| t.duration).sum();
                 slowest = slowest.max(spent);
             }
+            // The steps a checkpoint covers ran in the run that wrote it.
+            Event::EnvironmentReady {
+                cell,
+                resumed: Some(r),
+                ..
+            } => {
+                slowest = slowest.max(r.slowest);
+                resumed.insert(cell.label.clone(), r.after_step);
+            }
             _ => {}
         }
     }
@@ -220,6 +232,7 @@ pub async fn baseline(run_opts: &RunOptions, env: &Environment, cells: Vec<CellP
         labels: out,
         slowest,
         interrupted: summary.interrupted,
+        resumed,
     }
 }
 

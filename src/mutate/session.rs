@@ -123,6 +123,20 @@ pub async fn mutate(req: &Request) -> std::result::Result<LabOutcome, MutateErro
         lang.pick("cell(s)", "セル")
     );
     let baseline = super::baseline(&base, &env, cells).await;
+    for (label, step) in &baseline.resumed {
+        let version = if label == "-" {
+            String::new()
+        } else {
+            format!("istio {label}: ")
+        };
+        crate::errln!(
+            "labcheck mutate: {version}{}",
+            lang.pick(
+                &format!("the reference solution ran from the checkpoint of step {step}"),
+                &format!("模範解答はステップ {step} のチェックポイントから実行")
+            )
+        );
+    }
     if let Some(signal) = baseline.interrupted {
         return Ok(LabOutcome::Ran {
             unmarked: false,

@@ -338,6 +338,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
         resumed: checkpoint.as_ref().map(|c| Resumed {
             after_step: c.state.step,
             restore,
+            slowest: c.state.slowest,
         }),
     });
     if keep {

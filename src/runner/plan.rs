@@ -25,8 +25,8 @@ pub enum Purpose {
     /// `labcheck run --step N`, the author's loop: steps 1..=N from the latest checkpoint on
     /// disk, a checkpoint after every step for the next try, the cell kept.
     Author,
-    /// The reference run of `labcheck mutate`: no mistakes, a checkpoint after every step for
-    /// the mutants to start from.
+    /// The reference run of `labcheck mutate`: no mistakes, from the latest checkpoint on disk
+    /// (its last step always runs), a checkpoint after every step for the mutants to start from.
     Baseline,
     /// Mutants: no mistakes, no discrimination (their earlier steps already differ from the
     /// reference), each from the latest checkpoint before the step it changes.
@@ -49,7 +49,7 @@ impl Purpose {
 
     /// Whether main cells start from the latest checkpoint of their steps on disk.
     pub fn resume(self) -> bool {
-        matches!(self, Purpose::Author | Purpose::Mutant)
+        matches!(self, Purpose::Author | Purpose::Baseline | Purpose::Mutant)
     }
 
     /// Whether a main cell writes a checkpoint after every passing step, not only those another

@@ -101,7 +101,7 @@ pub(super) async fn prepare(
     if let Some(c) = checkpoint {
         let fixtures: Vec<PathBuf> = c.state.fixtures.iter().map(|(p, _)| p.clone()).collect();
         cell.sandbox.set_workdir(&c.state.workdir);
-        cell.resume(&c.state.prepared, &fixtures);
+        cell.resume(&c.state.prepared, &fixtures, c.state.slowest);
     }
     let cluster = match (lease, backend) {
         (Some(lease), _) => Some(lend(&cell, lease).map_err(|e| restoring("its kubeconfig", e))?),
