@@ -2,8 +2,7 @@
 //! answers a learner could plausibly give. Every mutant keeps the script's line count, so the
 //! feature's line numbers stay true in every report.
 
-use std::collections::{BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::collections::BTreeSet;
 
 use tree_sitter::Node;
 
@@ -11,6 +10,8 @@ use super::arguments::arguments;
 use super::bash::{self, descendants, named_children, text};
 use super::jq::jq_program;
 use super::targets::targets;
+use super::typed::typed_answer;
+pub use super::typed::{Answers, UNKNOWN_ANSWER, saved_files};
 pub use super::values::one_char;
 use super::values::{inline_json, unquote, yaml_edits};
 
@@ -154,13 +155,6 @@ fn around_change(before: &str, after: &str) -> (String, String) {
     (cut(&b), cut(&a))
 }
 
-/// What the reference run left, for typed answers: the first line of each file a command
-/// wrote, by absolute path, and whether it was the file's only line.
-pub type Answers = HashMap<PathBuf, (String, bool)>;
-
-/// The placeholder of a typed answer when no reference run is at hand (`--list`).
-pub const UNKNOWN_ANSWER: &str = "<first line of the reference output>";
-
 /// An edit of a script: replace `range` with `with`.
 pub(super) struct Edit {
     pub(super) op: Operator,
@@ -229,7 +223,7 @@ fn is_jq_argument(node: Node<'_>, src: &str) -> bool {
 
 /// The statements a learner could leave out: top-level commands and the elements of `&&`/`||`
 /// lists.
-fn statements(root: Node<'_>) -> Vec<Node<'_>> {
+pub(super) fn statements(root: Node<'_>) -> Vec<Node<'_>> {
     let mut out = Vec::new();
     for n in named_children(root) {
         match n.kind() {
@@ -246,77 +240,6 @@ fn statements(root: Node<'_>) -> Vec<Node<'_>> {
         }
     }
     out
-}
-
-/// The absolute files a statement saves a tool's output to (`cmd > /path`): what a typed answer
-/// replaces. Statements that already write a constant (echo, printf, cat, heredocs) save none.
-fn saved_outputs(stmt: Node<'_>, src: &str) -> Vec<String> {
-    if stmt.kind() != "redirected_statement" {
-        return Vec::new();
-    }
-    let kids = named_children(stmt);
-    if kids.iter().any(|k| k.kind() == "heredoc_redirect") {
-        return Vec::new();
-    }
-    let Some(body) = kids.first() else {
-        return Vec::new();
-    };
-    let producer = descendants(*body)
-        .into_iter()
-        .find(|n| n.kind() == "command_name")
-        .map(|n| text(n, src));
-    if matches!(producer, Some("echo" | "printf" | "cat" | "true" | ":")) {
-        return Vec::new();
-    }
-    kids.iter()
-        .filter(|k| k.kind() == "file_redirect")
-        .filter(|r| r.child(0).is_some_and(|c| c.kind() != "file_descriptor"))
-        .filter(|r| {
-            let op = r.child(0).map(|c| text(c, src)).unwrap_or_default();
-            matches!(op, ">" | ">>" | "&>" | ">|")
-        })
-        .filter_map(|r| r.child_by_field_name("destination"))
-        .map(|dest| unquote(text(dest, src)))
-        .filter(|dest| dest.starts_with('/'))
-        .collect()
-}
-
-/// Every file the lab's scripts save a tool's output to: what the reference run captures for
-/// typed answers.
-pub fn saved_files(steps: &[StepScript]) -> Vec<PathBuf> {
-    let mut out = BTreeSet::new();
-    for step in steps {
-        let Some(tree) = bash::parse(&step.script) else {
-            continue;
-        };
-        for stmt in statements(tree.root_node()) {
-            out.extend(
-                saved_outputs(stmt, &step.script)
-                    .into_iter()
-                    .map(PathBuf::from),
-            );
-        }
-    }
-    out.into_iter().collect()
-}
-
-fn typed_answer(stmt: Node<'_>, src: &str, answers: Option<&Answers>, edits: &mut Vec<Edit>) {
-    for dest in saved_outputs(stmt, src) {
-        let answer = match answers {
-            None => UNKNOWN_ANSWER.to_owned(),
-            Some(a) => match a.get(&PathBuf::from(&dest)) {
-                // A one-line output typed in verbatim is the right answer, not a mutant.
-                Some((_, true)) | None => continue,
-                Some((first, false)) => first.clone(),
-            },
-        };
-        edits.push(Edit {
-            op: Operator::TypedAnswer,
-            range: stmt.byte_range(),
-            with: format!("echo {} > {dest}", shell_quote(&answer)),
-        });
-        return;
-    }
 }
 
 fn drop_stages(pipeline: Node<'_>, edits: &mut Vec<Edit>) {
@@ -339,10 +262,6 @@ fn drop_stages(pipeline: Node<'_>, edits: &mut Vec<Edit>) {
             with: String::new(),
         });
     }
-}
-
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 fn with_leading_space(src: &str, r: std::ops::Range<usize>) -> std::ops::Range<usize> {
@@ -436,6 +355,7 @@ fn apply(step: &StepScript, edit: Edit) -> Option<Mutant> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn step(script: &str) -> StepScript {
         StepScript {

@@ -17,6 +17,7 @@ pub mod report;
 pub mod select;
 pub mod session;
 mod targets;
+mod typed;
 mod values;
 
 use std::cell::RefCell;
