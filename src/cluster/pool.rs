@@ -252,6 +252,7 @@ impl Lease {
         if let Some(snapshot) = snapshot
             && self.slot().cluster.is_some()
             && let Ok(Some(changed)) = self.reset(&snapshot).await
+            && self.serves().await
         {
             let mut state = self.inner.state.borrow_mut();
             if changed {
@@ -264,6 +265,17 @@ impl Lease {
             return Ok(());
         }
         self.restart(&target, checkpoint).await
+    }
+
+    /// Whether the lent API server still says it is ready (one a cell left unwell is restarted).
+    async fn serves(&self) -> bool {
+        let Some(cluster) = self.slot().cluster.as_ref() else {
+            return false;
+        };
+        let Ok(readyz) = http::Request::get("/readyz").body(Vec::new()) else {
+            return false;
+        };
+        matches!(cluster.client.request_text(readyz).await, Ok(body) if body.trim() == "ok")
     }
 
     fn etcd(&self) -> Result<Etcd, EtcdError> {
