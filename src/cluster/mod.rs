@@ -148,6 +148,14 @@ impl Cluster {
         }
     }
 
+    /// Ends a local cluster at once, its state discarded (a pooled cluster); stops the others.
+    pub async fn kill(&mut self) {
+        match &mut self.inner {
+            Inner::Local { processes, .. } if processes.mesh.is_none() => processes.kill().await,
+            _ => self.stop().await,
+        }
+    }
+
     /// What copies the cluster's state (etcd's data) for a checkpoint; `None` for backends
     /// whose state cannot be copied (an existing or kind cluster).
     pub fn state(&self) -> Option<local::EtcdState> {

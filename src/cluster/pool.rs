@@ -194,7 +194,7 @@ impl Pool {
         let idle = std::mem::take(&mut self.inner.state.borrow_mut().idle);
         for mut slot in idle {
             if let Some(c) = slot.cluster.as_mut() {
-                c.stop().await;
+                c.kill().await;
             }
             slot.sandbox.shutdown().await;
             let _ = std::fs::remove_dir_all(&slot.dir);
@@ -317,7 +317,7 @@ impl Lease {
         let slot = self.slot.as_mut().expect("held");
         slot.serving = None;
         if let Some(mut c) = slot.cluster.take() {
-            c.stop().await;
+            c.kill().await;
         }
         let dir = slot.dir.join("cluster");
         let io = |e: std::io::Error| ClusterError::Io(format!("{}: {e}", dir.display()));
