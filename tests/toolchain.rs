@@ -270,6 +270,37 @@ fn pilot_agent_130_is_the_build_of_its_istioctl() {
     pilot_agent_matches_its_istioctl("1.30", "1.30-dev.9739e10e");
 }
 
+/// Istio's echo app of `label` (server and client) is built from its istioctl's module, pins
+/// and stamps, and runs.
+fn echo_app_matches_its_istioctl(label: &str, build_version: &str) {
+    let spec = repo_versions().resolve(label).expect("label");
+    let tc = real_toolchain();
+    let istioctl = resolve_or_panic(block_on(tc.istioctl(&spec)));
+    for (need, help) in [
+        (
+            Need::EchoServer(spec.clone()),
+            "Echo application for testing Istio E2E",
+        ),
+        (Need::EchoClient(spec.clone()), "Istio test Echo client"),
+    ] {
+        let built = resolve_or_panic(block_on(tc.resolve(&need)));
+        assert_eq!(built.version, build_version);
+        assert_eq!(built.source.origin(), istioctl.source.origin(), "{built}");
+        let text = stdout_of(&built.path, &["--help"]);
+        assert!(text.contains(help), "{built}: {text}");
+    }
+}
+
+#[test]
+fn echo_app_131_is_built_from_its_istioctls_module() {
+    echo_app_matches_its_istioctl("1.31", "1.31-dev.eed52ebb");
+}
+
+#[test]
+fn echo_app_130_is_built_from_its_istioctls_module() {
+    echo_app_matches_its_istioctl("1.30", "1.30-dev.9739e10e");
+}
+
 #[test]
 fn envoy_comes_from_pypi_and_reports_its_version() {
     let versions = repo_versions();

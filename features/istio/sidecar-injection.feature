@@ -14,10 +14,12 @@
   この環境について: 各セルには本物のコントロールプレーン(kube-controller-manager、kube-scheduler)と、
   シミュレートされたノード(kwok)が 1 つあります。Istio をインストールすると、そのバージョンの istiod
   (pilot-discovery)が istiod の Pod としてプロセスで動き、注入 Webhook と検証 Webhook に本物の istiod が
-  応答します。ただしノードはシミュレーションで、アプリケーションのコンテナは起動しません。Pod はスケジュール
-  され、Running になって IP を持ちます。istio-proxy を持つ Pod(注入されたサイドカーとイングレスゲートウェイ)
-  には、セルがその Pod の IP を持つネットワーク名前空間で pilot-agent と Envoy(アップストリーム版)をプロセス
-  として起動するので、istioctl proxy-status には各プロキシが並び、istioctl proxy-config
+  応答します。ただしノードはシミュレーションで、アプリケーションのコンテナとして動くのは Istio の echo アプリ
+  (イメージ gcr.io/istio-testing/app など)だけです。ほかのイメージのコンテナは起動せず、kubectl get pods には
+  ImageNotRunnable と表示され、Ready になりません。Pod はスケジュールされ、Running になって IP を持ちます。
+  istio-proxy を持つ Pod(注入されたサイドカーとイングレスゲートウェイ)には、セルがその Pod の IP を持つ
+  ネットワーク名前空間で istio-init と同じトラフィックキャプチャ(pilot-agent istio-iptables)を行い、
+  pilot-agent と Envoy(アップストリーム版)をプロセスとして起動するので、istioctl proxy-status には各プロキシが並び、istioctl proxy-config
   (cluster・listener・routes・endpoint)でその Envoy の設定を直接読むこともできます。
   採点は、クラスターの状態(Pod のスペック、uid、ラベル)と、保存したファイルを採点側が同じコマンドを
   実行した結果と比べて行います。
@@ -252,7 +254,7 @@
     もし 学習者が次のコマンドを実行する
       """
       cd /root/injection
-      kubectl -n mesh-lab create deployment web-v2 --image=nginx:1.27 --port=8080
+      kubectl -n mesh-lab create deployment web-v2 --image=gcr.io/istio-testing/app:latest --port=8080
       kubectl -n mesh-lab rollout status deployment/web-v2 --timeout=60s
       istioctl analyze -n mesh-lab -o json > out/analyze-after.json
       istioctl analyze -n mesh-lab > out/analyze-after.txt 2>&1

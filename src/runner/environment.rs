@@ -68,8 +68,8 @@ pub struct Environment {
     /// What a live mesh runs (`@mesh` cells only): istiod by matrix label, and the controllers
     /// and kwok, which every version shares.
     pub pilot_discovery: BTreeMap<String, Tool>,
-    /// The sidecars' agent by matrix label.
-    pub pilot_agent: BTreeMap<String, Tool>,
+    /// The sidecars' agent and the echo app (server, client) by matrix label.
+    pub per_version: BTreeMap<String, Vec<Tool>>,
     pub mesh: Vec<Tool>,
 }
 
@@ -82,7 +82,7 @@ impl Environment {
             kubernetes: None,
             istioctl: BTreeMap::new(),
             pilot_discovery: BTreeMap::new(),
-            pilot_agent: BTreeMap::new(),
+            per_version: BTreeMap::new(),
             mesh: Vec::new(),
         }
     }
@@ -101,7 +101,7 @@ impl Environment {
         }
         if needs == Needs::Mesh {
             tools.extend(self.pilot_discovery.get(label));
-            tools.extend(self.pilot_agent.get(label));
+            tools.extend(self.per_version.get(label).into_iter().flatten());
             tools.extend(self.mesh.iter());
         }
         tools
@@ -115,13 +115,22 @@ impl Environment {
                 .find(|t| t.name == name)
                 .map(|t| t.path.clone())
         };
+        let versioned = |name: &str| {
+            self.per_version
+                .get(label)?
+                .iter()
+                .find(|t| t.name == name)
+                .map(|t| t.path.clone())
+        };
         Some(crate::cluster::MeshTools {
             kube_controller_manager: named("kube-controller-manager")?,
             kube_scheduler: named("kube-scheduler")?,
             kwok: named("kwok")?,
             pilot_discovery: self.pilot_discovery.get(label)?.path.clone(),
-            pilot_agent: self.pilot_agent.get(label)?.path.clone(),
+            pilot_agent: versioned("pilot-agent")?,
             envoy: named("envoy")?,
+            echo_server: versioned("echo-server")?,
+            echo_client: versioned("echo-client")?,
         })
     }
 
@@ -146,6 +155,8 @@ const CLUSTER_ONLY: &[&str] = &[
     "kwok",
     "pilot-agent",
     "envoy",
+    "echo-server",
+    "echo-client",
 ];
 
 /// The tools a cell puts first on the learner's PATH, by name: all but those only the cluster
@@ -194,7 +205,12 @@ mod tests {
         env.kubernetes = Some(tool("kube-apiserver"));
         env.pilot_discovery
             .insert("1.31".into(), tool("pilot-discovery"));
-        env.pilot_agent.insert("1.31".into(), tool("pilot-agent"));
+        env.per_version.insert(
+            "1.31".into(),
+            ["pilot-agent", "echo-server", "echo-client"]
+                .map(tool)
+                .to_vec(),
+        );
         env.mesh = ["kube-controller-manager", "kube-scheduler", "kwok", "envoy"]
             .map(tool)
             .to_vec();
@@ -208,7 +224,7 @@ mod tests {
             names(Needs::Istio),
             ["istioctl", "kubectl", "kube-apiserver"]
         );
-        assert_eq!(names(Needs::Mesh).len(), 9);
+        assert_eq!(names(Needs::Mesh).len(), 11);
         let learner: Vec<String> = learner_tools(&env.tools_for(Needs::Mesh, "1.31"))
             .into_iter()
             .map(|(name, _)| name)

@@ -152,8 +152,13 @@ async fn prepare(
                 toolchain::Need::PilotDiscovery(_) => {
                     env.pilot_discovery.insert(label.clone(), resolved);
                 }
-                toolchain::Need::PilotAgent(_) => {
-                    env.pilot_agent.insert(label.clone(), resolved);
+                toolchain::Need::PilotAgent(_)
+                | toolchain::Need::EchoServer(_)
+                | toolchain::Need::EchoClient(_) => {
+                    env.per_version
+                        .entry(label.clone())
+                        .or_default()
+                        .push(resolved);
                 }
                 _ if !env.mesh.iter().any(|t| t.name == resolved.name) => env.mesh.push(resolved),
                 _ => {}

@@ -74,7 +74,8 @@ pub fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
     let mut missing = 0;
     for spec in specs.iter().filter(|s| s.module.is_none()) {
         crate::outln!(
-            "none     pilot-discovery, pilot-agent {}: {}; a live mesh cannot use this version",
+            "none     pilot-discovery, pilot-agent, echo-server, echo-client {}: {}; a live mesh \
+             cannot use this version",
             spec.version,
             super::NO_ISTIOD_MODULE
         );
@@ -115,7 +116,11 @@ fn how_to_get(tc: &Toolchain, need: &Need, go_ok: bool) -> String {
         );
     }
     let (release, module) = match need {
-        Need::Istioctl(spec) | Need::PilotDiscovery(spec) | Need::PilotAgent(spec) => (
+        Need::Istioctl(spec)
+        | Need::PilotDiscovery(spec)
+        | Need::PilotAgent(spec)
+        | Need::EchoServer(spec)
+        | Need::EchoClient(spec) => (
             spec.release.clone(),
             spec.module
                 .as_ref()
@@ -137,9 +142,9 @@ fn how_to_get(tc: &Toolchain, need: &Need, go_ok: bool) -> String {
         ),
         Need::Envoy => (None, None),
     };
-    // Istio publishes istioctl archives, not pilot-discovery or pilot-agent: a build only.
-    let release =
-        release.filter(|_| !matches!(need, Need::PilotDiscovery(_) | Need::PilotAgent(_)));
+    // Istio publishes istioctl archives, not pilot-discovery, pilot-agent or the echo app: a
+    // build only.
+    let release = release.filter(|_| matches!(need, Need::Istioctl(_)));
     let url = release.as_deref().map(|r| {
         download::archive_url(&tc.release_url, r).unwrap_or_else(|e| format!("(no archive: {e})"))
     });

@@ -1,7 +1,7 @@
 //! The toolchain: resolves each binary a cell needs — istioctl per Istio version, kube-apiserver,
-//! kubectl and etcd; for a live mesh also pilot-discovery (istiod) per Istio version,
-//! kube-controller-manager, kube-scheduler and kwok — to a path on disk, and says where it came
-//! from.
+//! kubectl and etcd; for a live mesh also pilot-discovery (istiod), pilot-agent and Istio's echo
+//! app (server and client) per Istio version, kube-controller-manager, kube-scheduler, kwok and
+//! Envoy — to a path on disk, and says where it came from.
 //!
 //! Resolution order: an explicit path → the cache (`~/.cache/labcheck`, by tool and version,
 //! see [`cache`]) → the official release download with its checksum (istioctl, see
@@ -39,7 +39,7 @@ use gobuild::{Go, Recipe};
 /// The environment variable that overrides [`Toolchain::default_cache_dir`].
 pub const CACHE_DIR_ENV: &str = "LABCHECK_CACHE_DIR";
 
-/// Why a release-only Istio version has no pilot-discovery.
+/// Why a release-only Istio version has no pilot-discovery (nor pilot-agent, nor echo app).
 const NO_ISTIOD_MODULE: &str = "Istio publishes no pilot-discovery binary, and this version has \
      no Go module entry in istio-versions.toml to build it from (give it `module` and \
      `module_version`)";
@@ -208,9 +208,11 @@ impl Toolchain {
     /// The version `need` resolves to.
     pub fn version_of(&self, need: &Need) -> String {
         match need {
-            Need::Istioctl(spec) | Need::PilotDiscovery(spec) | Need::PilotAgent(spec) => {
-                spec.version.clone()
-            }
+            Need::Istioctl(spec)
+            | Need::PilotDiscovery(spec)
+            | Need::PilotAgent(spec)
+            | Need::EchoServer(spec)
+            | Need::EchoClient(spec) => spec.version.clone(),
             Need::KubeApiserver
             | Need::Kubectl
             | Need::KubeControllerManager
@@ -320,7 +322,12 @@ impl Toolchain {
                 })?;
                 self.build(&go, recipe).await?
             }
-            (None, None) if matches!(plan.tool, Tool::PilotDiscovery | Tool::PilotAgent) => {
+            (None, None)
+                if matches!(
+                    plan.tool,
+                    Tool::PilotDiscovery | Tool::PilotAgent | Tool::EchoServer | Tool::EchoClient
+                ) =>
+            {
                 return Err(ToolError::NoGo {
                     tool: plan.tool,
                     version: plan.version.clone(),
@@ -372,6 +379,12 @@ impl Toolchain {
             Need::PilotAgent(spec) => (
                 None,
                 spec.module.as_ref().map(|m| Recipe::pilot_agent(spec, m)),
+            ),
+            Need::EchoServer(spec) | Need::EchoClient(spec) => (
+                None,
+                spec.module
+                    .as_ref()
+                    .map(|m| Recipe::echo(need.tool(), spec, m)),
             ),
             Need::Envoy => (None, None),
         };

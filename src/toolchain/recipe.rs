@@ -56,6 +56,16 @@ impl Recipe {
         recipe
     }
 
+    /// Istio's echo app (server or client) of one Istio version: built like its pilot-agent,
+    /// from the test package every Istio release carries (the `app` image's binaries).
+    pub fn echo(tool: Tool, spec: &IstioSpec, module: &GoModule) -> Self {
+        let package = match tool {
+            Tool::EchoClient => "pkg/test/echo/cmd/client",
+            _ => "pkg/test/echo/cmd/server",
+        };
+        Self::istio(tool, package, spec, module)
+    }
+
     /// `tool` from the Istio module: the main package at `package` under it.
     fn istio(tool: Tool, package: &str, spec: &IstioSpec, module: &GoModule) -> Self {
         // `buildVersion` is what `istioctl version` prints *and* the image tag: pkg/version sets
@@ -305,6 +315,14 @@ mod tests {
         );
         assert_eq!(
             (agent.module_id(), agent.overrides(), agent.ldflags()),
+            (recipe.module_id(), recipe.overrides(), recipe.ldflags())
+        );
+        let server = Recipe::echo(Tool::EchoServer, &spec, &module);
+        let client = Recipe::echo(Tool::EchoClient, &spec, &module);
+        assert_eq!(server.package, "istio.io/istio/pkg/test/echo/cmd/server");
+        assert_eq!(client.package, "istio.io/istio/pkg/test/echo/cmd/client");
+        assert_eq!(
+            (server.module_id(), server.overrides(), client.ldflags()),
             (recipe.module_id(), recipe.overrides(), recipe.ldflags())
         );
     }

@@ -50,7 +50,9 @@ fn a_plain_cell_needs_no_mesh_tool_and_install_needs_them_all() {
             Tool::KubeScheduler,
             Tool::Kwok,
             Tool::PilotAgent,
-            Tool::Envoy
+            Tool::Envoy,
+            Tool::EchoServer,
+            Tool::EchoClient
         ]
     );
     let all = Need::all(&[snapshot.clone(), release.clone()]);
@@ -67,9 +69,12 @@ fn a_plain_cell_needs_no_mesh_tool_and_install_needs_them_all() {
             Tool::KubeScheduler,
             Tool::Kwok,
             Tool::PilotAgent,
-            Tool::Envoy
+            Tool::Envoy,
+            Tool::EchoServer,
+            Tool::EchoClient
         ]
     );
+    assert!(all.contains(&Need::EchoServer(snapshot.clone())));
     assert!(all.contains(&Need::PilotDiscovery(snapshot.clone())));
     assert!(all.contains(&Need::PilotAgent(snapshot.clone())));
     assert!(
@@ -77,9 +82,10 @@ fn a_plain_cell_needs_no_mesh_tool_and_install_needs_them_all() {
         "a release-only version has no istiod to build"
     );
     assert!(
-        !all.contains(&Need::PilotAgent(release)),
+        !all.contains(&Need::PilotAgent(release.clone())),
         "nor a sidecar agent"
     );
+    assert!(!all.contains(&Need::EchoServer(release)), "nor an echo app");
 
     let tc = Toolchain::new(PathBuf::from("/nonexistent")).with_versions(&versions);
     assert_eq!(

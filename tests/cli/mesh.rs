@@ -1,6 +1,7 @@
 //! The `@mesh` profile with real binaries: on both Istio versions a Deployment in a labelled
 //! namespace runs with its sidecar, the cell runs its Pod's proxy (pilot-agent and Envoy),
-//! `istioctl proxy-status` lists it SYNCED and `istioctl proxy-config` reads its Envoy; a
+//! `istioctl proxy-status` lists it SYNCED and `istioctl proxy-config` reads its Envoy; a request
+//! from one Pod's echo app to another's Service goes through both Pods' Envoys; a
 //! learner's own kwok port-forward rule runs no command on the host, nor does a learner's Pod make
 //! its proxy write there; and whether the lab passes, fails or the run is ended
 //! by SIGTERM, a `@mesh` cell leaves no process (controllers, kwok, istiod and the proxies
@@ -139,8 +140,8 @@ fn an_injected_pods_proxy_runs_and_is_synced_on_both_versions() {
     );
 }
 
-/// The proxies a run's cells started: pids of the processes in a cell's control group of that
-/// run whose executable is pilot-agent or Envoy, with that name.
+/// The Pods' processes a run's cells started: pids of the processes in a cell's control group of
+/// that run whose executable is pilot-agent, Envoy or the echo app's server, with that name.
 fn proxies(run: u32) -> Vec<(u32, String)> {
     let suffix = format!("-{run}");
     let mut found = Vec::new();
@@ -160,7 +161,7 @@ fn proxies(run: u32) -> Vec<(u32, String)> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if name == "pilot-agent" || name == "envoy" {
+        if name == "pilot-agent" || name == "envoy" || name == "echo-server" {
             found.push((pid, name));
         }
     }
@@ -191,6 +192,13 @@ fn sigterm_ends_a_mesh_cell_with_proxies_running() {
         2,
         "{running:?}"
     );
+    // The Deployment's Pod is of the echo image: its app runs too.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !running.iter().any(|(_, n)| n == "echo-server") {
+        assert!(Instant::now() < deadline, "no app runs: {running:?}");
+        std::thread::sleep(Duration::from_millis(200));
+        running = proxies(run);
+    }
     // Each Envoy is a child of a pilot-agent the cell started.
     for (pid, name) in &running {
         if name == "envoy" {
@@ -235,7 +243,7 @@ fn sigterm_ends_a_mesh_cell_with_proxies_running() {
     }
     assert!(
         alive().is_empty(),
-        "proxies outlived the run: {:?}",
+        "proxies or apps outlived the run: {:?}",
         alive()
     );
 }
@@ -351,10 +359,7 @@ fn a_mesh_cell_from_a_checkpoint_runs_its_own_controllers_kwok_istiod_and_proxie
     // The injected Pod the checkpoint holds gets its proxy again.
     let sidecars =
         std::fs::read_to_string(cells[0].join("cluster/sidecars.log")).expect("sidecars.log");
-    assert!(
-        sidecars.contains("the proxy of Pod shop/web-"),
-        "{sidecars}"
-    );
+    assert!(sidecars.contains("the Pod shop/web-"), "{sidecars}");
 }
 
 #[test]
@@ -502,4 +507,134 @@ fn a_learners_pod_cannot_make_its_proxy_write_on_the_host() {
     assert_eq!(code, Some(0), "{output}");
     assert!(output.contains("1 passed, 0 failed"), "{output}");
     assert_nothing_left(state.path(), run);
+}
+
+/// Runs `script` in a kept cell's shell; its stdout.
+fn in_cell(state: &Path, cell: &str, script: &str) -> String {
+    use crate::author::labcheck;
+    let out = labcheck(state)
+        .args(["shell", cell])
+        .write_stdin(script)
+        .output()
+        .expect("shell");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A kept cell's process of `program` whose working directory is under the Pod directory
+/// starting `pod` (`pods/<namespace>_<pod>…`).
+fn pod_process(cell: &Path, program: &str, pod: &str) -> Option<u32> {
+    let pods = cell.join("cluster/pods");
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid = e.file_name().to_str()?.parse::<u32>().ok()?;
+        let exe = std::fs::read_link(e.path().join("exe")).ok()?;
+        let cwd = std::fs::read_link(e.path().join("cwd")).ok()?;
+        let dir = cwd.strip_prefix(&pods).ok()?;
+        let first = dir.components().next()?.as_os_str().to_str()?.to_owned();
+        (exe.file_name()? == program && first.starts_with(pod)).then_some(pid)
+    })
+}
+
+/// Sends a request from the `client` Pod's network namespace (its echo app's) to Service `web`
+/// with the cell's echo client, as `kubectl exec deploy/client -c app -- client …` would.
+fn request_from_client(state: &Path, cell: &str) -> String {
+    let dir = state.join("cells").join(cell);
+    let app = pod_process(&dir, "echo-server", "shop_client-").expect("the client Pod's app");
+    let server = std::fs::read_link(format!("/proc/{app}/exe")).expect("its binary");
+    // …/echo-server/<version>/echo-server → …/echo-client/<version>/echo-client
+    let version = server.parent().expect("version dir");
+    let client = version
+        .parent()
+        .and_then(|tools| tools.parent())
+        .expect("tools dir")
+        .join("echo-client")
+        .join(version.file_name().expect("version"))
+        .join("echo-client");
+    let ip = in_cell(
+        state,
+        cell,
+        "kubectl -n shop get service web -o jsonpath='{.spec.clusterIP}'\n",
+    );
+    let url = format!("http://{}:80/through-the-mesh", ip.trim());
+    let out = Command::new("nsenter")
+        .arg(format!("--net=/proc/{app}/ns/net"))
+        .arg(&client)
+        .args([url.as_str(), "--timeout", "5s"])
+        .output()
+        .expect("nsenter runs the echo client");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn a_request_from_one_pods_app_to_a_service_goes_through_both_sidecars_on_both_versions() {
+    use crate::author::{Down, labcheck};
+
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let _down = Down(state.path());
+    let reports = tempfile::tempdir().expect("reports");
+    let out = labcheck(state.path())
+        .args([
+            "run",
+            "tests/labs/mesh/traffic.feature",
+            "--istio",
+            "1.31,1.30",
+        ])
+        .args(["--keep", "--report-dir"])
+        .arg(reports.path())
+        .output()
+        .expect("labcheck runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let mut cells: Vec<String> = std::fs::read_dir(state.path().join("cells"))
+        .expect("cells")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    cells.sort();
+    assert_eq!(cells.len(), 2, "{cells:?}");
+    for cell in &cells {
+        let answer = request_from_client(state.path(), cell);
+        assert!(answer.contains("StatusCode=200"), "{cell}: {answer}");
+        // The client's Envoy answered the app (upstream Envoy's name, the time it waited for
+        // the web Pod)…
+        assert!(
+            answer.contains("ResponseHeader=Server:envoy"),
+            "{cell}: {answer}"
+        );
+        assert!(
+            answer.contains("ResponseHeader=X-Envoy-Upstream-Service-Time:"),
+            "{cell}: {answer}"
+        );
+        // …and the web Pod's Envoy passed it to the echo server from its inbound source address.
+        assert!(answer.contains("[0 body] IP=127.0.0.6"), "{cell}: {answer}");
+        assert!(answer.contains("URL=/through-the-mesh"), "{cell}: {answer}");
+        // The client's Envoy counts the request to the web Pod's endpoint.
+        let envoy = pod_process(
+            &state.path().join("cells").join(cell),
+            "envoy",
+            "shop_client-",
+        )
+        .expect("the client Pod's Envoy");
+        let clusters = Command::new("nsenter")
+            .arg(format!("--net=/proc/{envoy}/ns/net"))
+            .args(["curl", "-s", "http://127.0.0.1:15000/clusters"])
+            .output()
+            .expect("curl");
+        let clusters = String::from_utf8_lossy(&clusters.stdout);
+        let success = clusters
+            .lines()
+            .filter(|l| l.starts_with("outbound|80||web.shop.svc.cluster.local::"))
+            .filter(|l| l.contains("::rq_success::"))
+            .filter_map(|l| l.rsplit("::").next()?.parse::<u32>().ok())
+            .sum::<u32>();
+        assert!(success >= 1, "{cell}: {clusters}");
+    }
+    labcheck(state.path())
+        .args(["down", "--all"])
+        .assert()
+        .code(0);
 }

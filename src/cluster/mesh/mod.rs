@@ -33,6 +33,10 @@ pub struct MeshTools {
     pub pilot_agent: PathBuf,
     /// Upstream Envoy, the sidecars' proxy.
     pub envoy: PathBuf,
+    /// Istio's echo app of the cell's Istio version: what a Pod of the echo image runs.
+    pub echo_server: PathBuf,
+    /// Istio's echo client: requests from inside a Pod.
+    pub echo_client: PathBuf,
 }
 
 /// The cell's non-loopback interface and its peer (both in the cell's namespace).
@@ -65,7 +69,33 @@ pub async fn network(commands: &NetworkCommands) -> Result<(), ClusterError> {
     .await?;
     ip(commands, &["link", "set", INTERFACE, "up"]).await?;
     ip(commands, &["link", "set", PEER, "up"]).await?;
-    ip(commands, &["addr", "add", &node, "dev", INTERFACE]).await
+    ip(commands, &["addr", "add", &node, "dev", INTERFACE]).await?;
+    forward(commands).await
+}
+
+/// Makes the cell's namespace forward IPv4 between its interfaces, as a node forwards between its
+/// Pods: a Pod's request to another Pod goes out its `eth0` into the cell and on to the other
+/// Pod's veth. A new namespace starts with forwarding off.
+async fn forward(commands: &NetworkCommands) -> Result<(), ClusterError> {
+    let command = "sysctl -w net.ipv4.ip_forward=1".to_owned();
+    let out = commands
+        .command("sysctl")
+        .args(["-q", "-w", "net.ipv4.ip_forward=1"])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .map_err(|source| ClusterError::Spawn {
+            what: command.clone(),
+            source,
+        })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(ClusterError::Command {
+            command,
+            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        })
+    }
 }
 
 /// Runs `ip` (iproute2) in the cell's network namespace.
@@ -155,6 +185,7 @@ fn sidecars(s: &Start<'_>) -> sidecar::Sidecars {
             .pilot_agent
             .with_file_name(crate::toolchain::ENVOY_BOOTSTRAP),
         envoy: s.tools.envoy.clone(),
+        echo: s.tools.echo_server.clone(),
         dir: s.dir.to_owned(),
         keep: s.keep,
     })

@@ -75,7 +75,7 @@ pub async fn install_crd(client: &kube::Client) -> Result<(), ClusterError> {
 }
 
 /// One Pod's relays, by Pod port; they stop when dropped.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Relays {
     /// Pod port and the relay's address in the cell's namespace.
     pub targets: Vec<(u16, SocketAddr)>,

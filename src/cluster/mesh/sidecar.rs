@@ -31,6 +31,8 @@ use kube::runtime::{WatchStreamExt, reflector, watcher};
 use super::{podnet, portforward};
 use crate::sandbox::{NetworkCommands, unix};
 
+mod app;
+mod capture;
 mod env;
 mod volumes;
 
@@ -46,18 +48,23 @@ pub struct Watch {
     /// pilot-agent's Envoy bootstrap template (beside it in the tools cache).
     pub bootstrap: PathBuf,
     pub envoy: PathBuf,
+    /// Istio's echo server: what a container of the echo image runs ([`app`]).
+    pub echo: PathBuf,
     /// The cluster's directory: logs, and `pods/` with each proxy's working directory.
     pub dir: PathBuf,
     pub keep: bool,
 }
 
-/// One Pod's running proxy.
+/// One Pod's running processes: its proxy and its application containers.
 #[derive(Debug)]
 struct Proxy {
     namespace: String,
     name: String,
     ip: std::net::Ipv4Addr,
-    child: tokio::process::Child,
+    /// The proxy's agent (which leads a process group with its Envoy), if the Pod has one.
+    child: Option<tokio::process::Child>,
+    /// The application containers' processes, each leading a process group of its own.
+    apps: Vec<tokio::process::Child>,
     net: podnet::PodNet,
     /// The relays kwok's port-forward rule for the Pod targets.
     relays: portforward::Relays,
@@ -91,11 +98,13 @@ impl Sidecars {
         }
     }
 
-    /// The pids of the running proxies' agents (each leads a process group with its Envoy).
+    /// The pids of the running proxies' agents (each leads a process group with its Envoy) and
+    /// of the application processes.
     pub fn pids(&self) -> Vec<u32> {
         lock(&self.running)
             .values()
-            .filter_map(|p| p.child.id())
+            .flat_map(|p| p.child.iter().chain(&p.apps))
+            .filter_map(|c| c.id())
             .collect()
     }
 
@@ -123,7 +132,7 @@ impl Sidecars {
                     .keys()
                     .filter(|uid| !ready.contains(*uid))
                     .filter_map(|uid| {
-                        let p = running.get(uid)?;
+                        let p = running.get(uid).filter(|p| p.child.is_some())?;
                         Some((uid.clone(), p.net.commands.network().clone(), p.ip))
                     })
                     .collect()
@@ -175,7 +184,7 @@ impl Drop for Sidecars {
             return;
         }
         for p in lock(&self.running).values() {
-            if let Some(pid) = p.child.id() {
+            for pid in p.child.iter().chain(&p.apps).filter_map(|c| c.id()) {
                 unix::kill_group(pid as i32, libc::SIGKILL);
             }
         }
@@ -186,13 +195,18 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Stops a proxy and removes its network: Envoy first, which its agent (its parent) then reaps,
-/// so that no Envoy is left for the machine's init to collect while the cell's control group
-/// goes; then the agent's process group as every cluster process stops.
+/// Stops a Pod's processes and removes its network: its applications; Envoy, which its agent
+/// (its parent) then reaps, so that no Envoy is left for the machine's init to collect while the
+/// cell's control group goes; then the agent's process group as every cluster process stops.
 async fn end(cell: &NetworkCommands, mut proxy: Proxy) {
     // No new port-forwarded connection from here on.
     drop(proxy.relays);
-    if let Some(agent) = proxy.child.id() {
+    futures::future::join_all(proxy.apps.iter_mut().map(super::stop)).await;
+    let Some(mut child) = proxy.child.take() else {
+        podnet::remove(cell, &proxy.net.host_end).await;
+        return;
+    };
+    if let Some(agent) = child.id() {
         let children = children_of(agent);
         for &pid in &children {
             let _ = nix::sys::signal::kill(
@@ -207,7 +221,7 @@ async fn end(cell: &NetworkCommands, mut proxy: Proxy) {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
-    super::stop(&mut proxy.child).await;
+    super::stop(&mut child).await;
     podnet::remove(cell, &proxy.net.host_end).await;
 }
 
@@ -249,7 +263,7 @@ async fn follow(w: Watch, running: Arc<Mutex<BTreeMap<String, Proxy>>>) {
         let wanted: BTreeMap<String, Arc<Pod>> = reader
             .state()
             .into_iter()
-            .filter(|p| wants_proxy(p))
+            .filter(|p| runs_anything(p))
             .filter_map(|p| Some((p.metadata.uid.clone()?, p)))
             .collect();
         let gone: Vec<String> = lock(&running)
@@ -262,7 +276,7 @@ async fn follow(w: Watch, running: Arc<Mutex<BTreeMap<String, Proxy>>>) {
             if let Some(proxy) = proxy {
                 note(
                     &w.dir,
-                    &format!("the proxy of Pod {}/{} ends", proxy.namespace, proxy.name),
+                    &format!("the Pod {}/{} ends", proxy.namespace, proxy.name),
                 );
                 portforward::delete(&w.client, &proxy.namespace, &proxy.name).await;
                 end(&w.commands, proxy).await;
@@ -281,7 +295,7 @@ async fn follow(w: Watch, running: Arc<Mutex<BTreeMap<String, Proxy>>>) {
                     note(
                         &w.dir,
                         &format!(
-                            "the proxy of Pod {name} starts at {} ({} ms to prepare)",
+                            "the Pod {name} starts at {} ({} ms to prepare)",
                             pod.status
                                 .as_ref()
                                 .and_then(|s| s.pod_ip.as_deref())
@@ -292,10 +306,7 @@ async fn follow(w: Watch, running: Arc<Mutex<BTreeMap<String, Proxy>>>) {
                     lock(&running).insert(uid, proxy);
                 }
                 Err(e) => {
-                    note(
-                        &w.dir,
-                        &format!("cannot start the proxy of Pod {name}: {e}"),
-                    );
+                    note(&w.dir, &format!("cannot start the Pod {name}: {e}"));
                     failed.insert(uid, e);
                 }
             }
@@ -306,11 +317,22 @@ async fn follow(w: Watch, running: Arc<Mutex<BTreeMap<String, Proxy>>>) {
 /// Whether a Pod gets a proxy: Running with an IP, not being deleted, with an `istio-proxy`
 /// container or init container.
 fn wants_proxy(pod: &Pod) -> bool {
+    is_running(pod) && proxy_container(pod).is_some()
+}
+
+/// Whether the cell runs anything of a Pod: Running with an IP, not being deleted, with a proxy
+/// or an application container the cell runs ([`app`]).
+fn runs_anything(pod: &Pod) -> bool {
+    is_running(pod) && (proxy_container(pod).is_some() || !app::containers(pod).is_empty())
+}
+
+/// Running with an IP and not being deleted.
+fn is_running(pod: &Pod) -> bool {
     let running = pod
         .status
         .as_ref()
         .is_some_and(|s| s.phase.as_deref() == Some("Running") && s.pod_ip.is_some());
-    running && pod.metadata.deletion_timestamp.is_none() && proxy_container(pod).is_some()
+    running && pod.metadata.deletion_timestamp.is_none()
 }
 
 /// The Pod's `istio-proxy` container (a native sidecar's is an init container).
@@ -331,9 +353,9 @@ fn pod_name(pod: &Pod) -> String {
     )
 }
 
-/// Prepares the Pod's files and network and starts its agent.
+/// Prepares the Pod's files and network and starts its processes: the traffic capture, then the
+/// proxy's agent (if the Pod has a proxy), then its application containers.
 async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
-    let container = proxy_container(pod).ok_or("no istio-proxy container")?;
     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
     let name = pod.metadata.name.clone().unwrap_or_default();
     let ip = pod
@@ -347,8 +369,71 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
     let workdir = w.dir.join("pods").join(format!("{namespace}_{name}"));
     let _ = std::fs::remove_dir_all(&workdir);
     std::fs::create_dir_all(&workdir).map_err(|e| format!("{}: {e}", workdir.display()))?;
-    volumes::fill(&w.client, pod, container, &workdir).await?;
+    let proxy = match proxy_container(pod) {
+        Some(container) => Some(prepare_proxy(w, pod, container, &workdir).await?),
+        None => None,
+    };
 
+    let net = podnet::create(&w.commands, &ip, host_end)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut started = Proxy {
+        namespace: namespace.clone(),
+        name: name.clone(),
+        ip: address,
+        child: None,
+        apps: Vec::new(),
+        net,
+        relays: portforward::Relays::default(),
+    };
+    let run = async {
+        started.relays = portforward::relay(
+            w.commands.network(),
+            started.net.commands.network(),
+            &portforward::ports(pod),
+        )
+        .map_err(|e| format!("the Pod's port-forward relays: {e}"))?;
+        portforward::apply(&w.client, pod, &started.relays).await?;
+        if let Some((args, vars, group)) = proxy {
+            let log = log_file(w, &format!("proxy-{namespace}-{name}.log"))?;
+            if let Some(init) = capture::container(pod) {
+                capture::run(&started.net.commands, &w.agent, pod, init, &workdir, &log).await?;
+            }
+            started.child = Some(spawn_agent(
+                w,
+                &started.net.commands,
+                &workdir,
+                args,
+                vars,
+                group,
+                log,
+            )?);
+        }
+        for container in app::containers(pod) {
+            let log = log_file(w, &format!("app-{namespace}-{name}-{}.log", container.name))?;
+            let child = spawn_app(w, &started.net.commands, pod, container, &workdir, log)?;
+            started.apps.push(child);
+        }
+        Ok::<_, String>(())
+    };
+    match run.await {
+        Ok(()) => Ok(started),
+        Err(e) => {
+            end(&w.commands, started).await;
+            Err(e)
+        }
+    }
+}
+
+/// The proxy's volumes filled, its arguments, environment and group (the container's
+/// `runAsGroup`, else `runAsUser`, else Istio's 1337).
+async fn prepare_proxy(
+    w: &Watch,
+    pod: &Pod,
+    container: &Container,
+    workdir: &Path,
+) -> Result<(Vec<String>, Vec<(String, String)>, u32), String> {
+    volumes::fill(&w.client, pod, container, workdir).await?;
     let mut vars = env::resolve(pod, container);
     let proxy = env::Proxy {
         envoy: &w.envoy,
@@ -362,33 +447,38 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
     }
     env::for_this_cell(&mut vars, &proxy, &resolved)?;
     let args = env::expand_args(container, &vars);
+    let context = container.security_context.as_ref();
+    let group = context
+        .and_then(|c| c.run_as_group.or(c.run_as_user))
+        .and_then(|g| u32::try_from(g).ok())
+        .unwrap_or(PROXY_GROUP);
+    Ok((args, vars, group))
+}
 
-    let net = podnet::create(&w.commands, &ip, host_end)
-        .await
-        .map_err(|e| e.to_string())?;
-    let forwarded = async {
-        let relays = portforward::relay(
-            w.commands.network(),
-            net.commands.network(),
-            &portforward::ports(pod),
-        )
-        .map_err(|e| format!("the Pod's port-forward relays: {e}"))?;
-        portforward::apply(&w.client, pod, &relays).await?;
-        Ok::<_, String>(relays)
-    };
-    let relays = match forwarded.await {
-        Ok(relays) => relays,
-        Err(e) => {
-            podnet::remove(&w.commands, host_end).await;
-            return Err(e);
-        }
-    };
-    let log_path = w.dir.join(format!("proxy-{namespace}-{name}.log"));
-    let log =
-        std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+/// The proxy's group when its container names none: the istio-proxy image's user and group.
+const PROXY_GROUP: u32 = 1337;
+
+/// Creates a log file in the cluster's directory.
+fn log_file(w: &Watch, name: &str) -> Result<std::fs::File, String> {
+    let path = w.dir.join(name);
+    std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Starts the proxy's agent in the Pod's namespace, confined. It runs with the proxy
+/// container's group, which the capture's `--gid-owner` rule lets out uncaptured (its user
+/// stays root: the tools it executes lie under root's home, which no other user may enter).
+fn spawn_agent(
+    w: &Watch,
+    net: &NetworkCommands,
+    workdir: &Path,
+    args: Vec<String>,
+    vars: Vec<(String, String)>,
+    group: u32,
+    log: std::fs::File,
+) -> Result<tokio::process::Child, String> {
     let err = log.try_clone().map_err(|e| e.to_string())?;
     let host_path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
-    let mut command = net.commands.command(&w.agent);
+    let mut command = net.command(&w.agent);
     // The agent and its Envoy act on what the Pod's spec and the mesh's configuration say (the
     // learner's), as root outside the cell's sandbox: confined, they execute only themselves and
     // write only beneath the Pod's working directory.
@@ -396,14 +486,11 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
         .into_iter()
         .chain(super::executables(&w.envoy))
         .collect();
-    if let Err(e) =
-        crate::sandbox::unix::confine(&mut command, &executables, std::slice::from_ref(&workdir))
-    {
-        podnet::remove(&w.commands, host_end).await;
-        return Err(format!("cannot confine the proxy with Landlock: {e}"));
-    }
-    let spawned = command
-        .current_dir(&workdir)
+    crate::sandbox::unix::confine(&mut command, &executables, &[workdir.to_owned()])
+        .map_err(|e| format!("cannot confine the proxy with Landlock: {e}"))?;
+    command
+        .current_dir(workdir)
+        .gid(group)
         .env_clear()
         .env("PATH", host_path)
         .envs(vars)
@@ -411,21 +498,48 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
         .stdin(Stdio::null())
         .stdout(Stdio::from(log))
         .stderr(Stdio::from(err))
-        .spawn();
-    match spawned {
-        Ok(child) => Ok(Proxy {
-            namespace,
-            name,
-            ip: address,
-            child,
-            net,
-            relays,
-        }),
-        Err(e) => {
-            podnet::remove(&w.commands, host_end).await;
-            Err(format!("{}: {e}", w.agent.display()))
-        }
-    }
+        .spawn()
+        .map_err(|e| format!("{}: {e}", w.agent.display()))
+}
+
+/// Starts an application container's echo server in the Pod's namespace, confined: it executes
+/// only itself and writes only beneath its own directory in the Pod's.
+fn spawn_app(
+    w: &Watch,
+    net: &NetworkCommands,
+    pod: &Pod,
+    container: &Container,
+    workdir: &Path,
+    log: std::fs::File,
+) -> Result<tokio::process::Child, String> {
+    let dir = workdir.join("containers").join(&container.name);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let vars = app::env(pod, container);
+    let args = app::args(pod, container, &vars);
+    let err = log.try_clone().map_err(|e| e.to_string())?;
+    let mut command = net.command(&w.echo);
+    crate::sandbox::unix::confine(
+        &mut command,
+        &super::executables(&w.echo),
+        std::slice::from_ref(&dir),
+    )
+    .map_err(|e| {
+        format!(
+            "cannot confine container {} with Landlock: {e}",
+            container.name
+        )
+    })?;
+    command
+        .current_dir(&dir)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .envs(vars)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log))
+        .stderr(Stdio::from(err))
+        .spawn()
+        .map_err(|e| format!("container {} ({}): {e}", container.name, w.echo.display()))
 }
 
 /// Writes a line of the harness's into `sidecars.log`.

@@ -13,7 +13,7 @@ Feature: Self-test: a live mesh with running proxies interrupted
       istioctl install -y > /root/labcheck-mesh/install.txt 2>&1
       kubectl create namespace shop
       kubectl label namespace shop istio-injection=enabled
-      kubectl -n shop create deployment web --image=nginx --port=80
+      kubectl -n shop create deployment web --image=gcr.io/istio-testing/app:latest --port=80
       kubectl -n shop rollout status deployment/web --timeout=60s
       sleep 100
       """

@@ -14,12 +14,12 @@ Feature: Self-test: injection happens on rollout
       istioctl manifest generate | kubectl apply -f - > /root/labcheck-rollout/apply.txt
       kubectl -n istio-system rollout status deployment istiod --timeout=60s
       kubectl create namespace legacy
-      kubectl -n legacy create deployment web --image=nginx
+      kubectl -n legacy create deployment web --image=gcr.io/istio-testing/app:latest
       kubectl -n legacy rollout status deployment web --timeout=60s
       """
     Then the last command should succeed
     And the query '[.items[] | select(.metadata.namespace == "legacy" and .status.phase == "Running")] | length' over the cluster's "pods" should equal 1 within 60 seconds
-    And the query '[.items[] | select(.metadata.namespace == "legacy") | .spec.containers[].name]' over the cluster's "pods" should equal ["nginx"]
+    And the query '[.items[] | select(.metadata.namespace == "legacy") | .spec.containers[].name]' over the cluster's "pods" should equal ["app"]
 
   Scenario: Label the namespace and roll the Deployment out again
     When the learner runs:
@@ -29,7 +29,7 @@ Feature: Self-test: injection happens on rollout
       kubectl -n legacy rollout status deployment web --timeout=60s
       """
     Then the namespace "legacy" should have the label "istio-injection" set to "enabled"
-    And the query '.items[] | select(.metadata.namespace == "legacy" and .status.phase == "Running") | ((.spec.initContainers // []) + .spec.containers)[] | .name' over the cluster's "pods" should include "nginx", "istio-proxy" within 10 seconds
+    And the query '.items[] | select(.metadata.namespace == "legacy" and .status.phase == "Running") | ((.spec.initContainers // []) + .spec.containers)[] | .name' over the cluster's "pods" should include "app", "istio-proxy" within 10 seconds
 
   @mistake
   Scenario: Label without a rollout
@@ -39,5 +39,5 @@ Feature: Self-test: injection happens on rollout
       """
     Then these checks should reject it:
       """
-      the query '.items[] | select(.metadata.namespace == "legacy" and .status.phase == "Running") | ((.spec.initContainers // []) + .spec.containers)[] | .name' over the cluster's "pods" should include "nginx", "istio-proxy" within 10 seconds
+      the query '.items[] | select(.metadata.namespace == "legacy" and .status.phase == "Running") | ((.spec.initContainers // []) + .spec.containers)[] | .name' over the cluster's "pods" should include "app", "istio-proxy" within 10 seconds
       """

@@ -1,8 +1,9 @@
 @mesh
 Feature: Self-test: sidecars that run
-  Istio is installed with an unmodified `istioctl install -y`; a Deployment in a namespace
-  labelled for injection runs, and the cell starts its Pod's proxy — pilot-agent and upstream
-  Envoy in a network namespace holding the Pod's IP — so `istioctl proxy-status` lists it SYNCED,
+  Istio is installed with an unmodified `istioctl install -y`; a Deployment of Istio's echo image
+  in a namespace labelled for injection runs, and the cell starts its Pod's traffic capture, its
+  proxy — pilot-agent and upstream Envoy in a network namespace holding the Pod's IP — and its
+  echo app, so `istioctl proxy-status` lists it SYNCED,
   and `istioctl proxy-config` reads that Envoy's admin through kwok's port-forwarding: the
   clusters of a DestinationRule's subsets, a VirtualService's 90/10 weights, the Pod's endpoint.
 
@@ -17,19 +18,23 @@ Feature: Self-test: sidecars that run
     Then the last command should succeed
     And the query '.items[] | select(.metadata.namespace == "istio-system" and .status.phase == "Running") | .metadata.labels.app' over the cluster's "pods" should include "istiod" within 60 seconds
 
-  Scenario: A Deployment in a namespace labelled for injection runs with its sidecar
+  Scenario: A Deployment of the echo image runs with its sidecar; an nginx Pod runs nothing
     When the learner runs:
       """
       kubectl create namespace shop
       kubectl label namespace shop istio-injection=enabled
-      kubectl -n shop create deployment web --image=nginx --port=80
+      kubectl -n shop create deployment web --image=gcr.io/istio-testing/app:latest --port=80
       kubectl -n shop expose deployment web --port=80 --name=web
       kubectl -n shop rollout status deployment/web --timeout=60s
+      kubectl -n shop run nginx --image=nginx
       """
     Then the last command should succeed
     And the query '.items[] | select(.metadata.namespace == "shop" and .status.phase == "Running") | ((.spec.initContainers // []) + .spec.containers)[] | .name' over the cluster's "pods" should include "istio-proxy"
-    # kwok reports the nginx container ready and running, though no nginx process runs.
-    And the query '[.items[] | select(.metadata.namespace == "shop") | .status.containerStatuses[] | select(.name == "nginx") | [.ready, (.state | keys[0])]]' over the cluster's "pods" should equal [[true, "running"]]
+    # The echo app runs, so kwok reports its container ready and running.
+    And the query '[.items[] | select(.metadata.namespace == "shop" and .metadata.labels.app == "web") | .status.containerStatuses[] | select(.name == "app") | [.ready, (.state | keys[0])]]' over the cluster's "pods" should equal [[true, "running"]]
+    # No nginx runs: its container is waiting, not ready, and so is its Pod.
+    And the query '[.items[] | select(.metadata.namespace == "shop" and .metadata.name == "nginx") | .status.containerStatuses[] | select(.name == "nginx") | [.ready, .state.waiting.reason]]' over the cluster's "pods" should equal [[false, "ImageNotRunnable"]] within 30 seconds
+    And the query '[.items[] | select(.metadata.namespace == "shop" and .metadata.name == "nginx") | .status.conditions[] | select(.type == "Ready") | .status]' over the cluster's "pods" should equal ["False"]
 
   Scenario: istioctl proxy-status lists the Pod's proxy, SYNCED
     When the learner runs:
