@@ -40,6 +40,10 @@ fn changes_what_is_served(key: &[u8]) -> bool {
         || key.starts_with(b"/registry/apiregistration.k8s.io/")
 }
 
+/// How long a cell waits for a lent cluster to come back before the pool starts one more (beyond
+/// one per job): about what a start takes.
+const START_WAIT: Duration = Duration::from_secs(2);
+
 /// How long the API server's own watchers (admission's and the authorizer's caches of
 /// namespaces, webhooks, roles) get to see a reset before a cell runs.
 const SETTLE: Duration = Duration::from_millis(100);
@@ -76,6 +80,9 @@ struct Inner {
     /// Host directories no slot's sandbox shows.
     hide: Vec<PathBuf>,
     capacity: usize,
+    /// Clusters started as soon as a cell needs one (one per job); the rest only after a cell
+    /// waited [`START_WAIT`] for one to come back.
+    eager: usize,
     state: RefCell<State>,
     freed: tokio::sync::Notify,
 }
@@ -98,14 +105,22 @@ struct Slot {
 }
 
 impl Pool {
-    /// A pool of at most `capacity` clusters of the `local` backend, started as cells need them.
-    pub fn new(local: Local, root: &Path, hide: Vec<PathBuf>, capacity: usize) -> Pool {
+    /// A pool of at most `capacity` clusters of the `local` backend, started as cells need them:
+    /// `eager` at once, the others once a cell waited a start's time for one to come back.
+    pub fn new(
+        local: Local,
+        root: &Path,
+        hide: Vec<PathBuf>,
+        eager: usize,
+        capacity: usize,
+    ) -> Pool {
         Pool {
             inner: Rc::new(Inner {
                 local,
                 root: root.to_owned(),
                 hide,
                 capacity: capacity.max(1),
+                eager: eager.max(1),
                 state: RefCell::default(),
                 freed: tokio::sync::Notify::new(),
             }),
@@ -121,13 +136,19 @@ impl Pool {
     /// holds; waits while every slot is lent.
     pub async fn lend(&self, checkpoint: Option<&Checkpoint>) -> Result<Lease, ClusterError> {
         let target = checkpoint.map_or(Target::Fresh, |c| Target::Checkpoint(c.key.clone()));
+        let mut waited = false;
         let slot = loop {
             if let Some(slot) = self.take_idle(&target) {
                 break slot;
             }
             let n = {
                 let mut state = self.inner.state.borrow_mut();
-                (state.made < self.inner.capacity).then(|| {
+                let limit = if waited {
+                    self.inner.capacity
+                } else {
+                    self.inner.eager.min(self.inner.capacity)
+                };
+                (state.made < limit).then(|| {
                     state.made += 1;
                     state.made
                 })
@@ -141,7 +162,17 @@ impl Pool {
                     }
                 }
             }
-            self.inner.freed.notified().await;
+            // A cluster coming back is cheaper than a start, unless none comes back soon; once
+            // every cluster is started, wait as long as it takes.
+            let all_made = self.inner.state.borrow().made >= self.inner.capacity;
+            if all_made {
+                self.inner.freed.notified().await;
+            } else if tokio::time::timeout(START_WAIT, self.inner.freed.notified())
+                .await
+                .is_err()
+            {
+                waited = true;
+            }
         };
         let mut lease = Lease {
             inner: self.inner.clone(),

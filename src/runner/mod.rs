@@ -85,7 +85,8 @@ pub(super) struct Shared<'a> {
     /// Cells that exist (prepared ahead or running): `--jobs` plus those whose clusters start
     /// before their turn.
     alive: tokio::sync::Semaphore,
-    /// Clusters lent to mutants' cells, one per cell that may exist at once.
+    /// Clusters lent to mutants' cells: one per job at once, and up to one per cell that may exist
+    /// at once when cells wait for them.
     pool: Option<Pool>,
 }
 
@@ -138,6 +139,7 @@ pub async fn run(
             local.clone(),
             &crate::state::Area::Cells.dir(&opts.state_dir),
             hidden_dirs(opts),
+            jobs,
             alive,
         )),
         _ => None,
