@@ -77,32 +77,23 @@ pub async fn network(commands: &NetworkCommands) -> Result<(), ClusterError> {
 /// Pods: a Pod's request to another Pod goes out its `eth0` into the cell and on to the other
 /// Pod's veth. A new namespace starts with forwarding off.
 async fn forward(commands: &NetworkCommands) -> Result<(), ClusterError> {
-    let command = "sysctl -w net.ipv4.ip_forward=1".to_owned();
-    let out = commands
-        .command("sysctl")
-        .args(["-q", "-w", "net.ipv4.ip_forward=1"])
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .map_err(|source| ClusterError::Spawn {
-            what: command.clone(),
-            source,
-        })?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(ClusterError::Command {
-            command,
-            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        })
-    }
+    run(commands, "sysctl", &["-q", "-w", "net.ipv4.ip_forward=1"]).await
 }
 
 /// Runs `ip` (iproute2) in the cell's network namespace.
 async fn ip(commands: &NetworkCommands, args: &[&str]) -> Result<(), ClusterError> {
-    let command = format!("ip {}", args.join(" "));
+    run(commands, "ip", args).await
+}
+
+/// Runs `program` in the cell's network namespace; its error output is the error.
+async fn run(
+    commands: &NetworkCommands,
+    program: &str,
+    args: &[&str],
+) -> Result<(), ClusterError> {
+    let command = format!("{program} {}", args.join(" "));
     let out = commands
-        .command("ip")
+        .command(program)
         .args(args)
         .stdin(Stdio::null())
         .output()
