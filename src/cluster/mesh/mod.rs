@@ -86,11 +86,7 @@ async fn ip(commands: &NetworkCommands, args: &[&str]) -> Result<(), ClusterErro
 }
 
 /// Runs `program` in the cell's network namespace; its error output is the error.
-async fn run(
-    commands: &NetworkCommands,
-    program: &str,
-    args: &[&str],
-) -> Result<(), ClusterError> {
+async fn run(commands: &NetworkCommands, program: &str, args: &[&str]) -> Result<(), ClusterError> {
     let command = format!("{program} {}", args.join(" "));
     let out = commands
         .command(program)
