@@ -78,6 +78,15 @@ where
         crate::errln!("labcheck: {e}");
         return 2;
     }
+    // A signal that comes before a run waits for one (tools resolving, a lab being planned)
+    // still stops it.
+    if matches!(
+        cli.command,
+        Command::Run(_) | Command::Grade(_) | Command::Mutate(_) | Command::Tools { .. }
+    ) {
+        let _context = runtime.enter();
+        runner::listen();
+    }
     match cli.command {
         Command::Run(args) => runtime.block_on(run(args)),
         Command::Lint { paths } => lint(&paths),

@@ -27,7 +27,7 @@ pub use resolve::{
     ClusterChoice, EnvironmentError, Setup, environment_for, matrix, tool_setup_for,
 };
 pub use shard::Shard;
-pub use signal::{interruptible, shutdown_signal};
+pub use signal::{interruptible, listen, shutdown_signal};
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
