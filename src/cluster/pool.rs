@@ -411,3 +411,33 @@ impl CellCluster {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reset_leaves_the_servers_own_keys_and_restarts_for_what_it_serves() {
+        for own in [
+            &b"compact_rev_key"[..],
+            b"/registry/leases/kube-system/apiserver-abc",
+            b"/registry/configmaps/kube-system/extension-apiserver-authentication",
+        ] {
+            assert!(owned_by_server(own), "{}", String::from_utf8_lossy(own));
+        }
+        // A lab's own lease and ConfigMap are the lab's.
+        assert!(!owned_by_server(b"/registry/leases/shop/web"));
+        assert!(!owned_by_server(
+            b"/registry/configmaps/kube-system/settings"
+        ));
+        assert!(changes_what_is_served(
+            b"/registry/apiextensions.k8s.io/customresourcedefinitions/gateways.networking.istio.io"
+        ));
+        assert!(changes_what_is_served(
+            b"/registry/apiregistration.k8s.io/apiservices/v1.networking.istio.io"
+        ));
+        assert!(!changes_what_is_served(
+            b"/registry/networking.istio.io/virtualservices/shop/web"
+        ));
+    }
+}
