@@ -360,6 +360,19 @@ fn a_mesh_cell_from_a_checkpoint_runs_its_own_controllers_kwok_istiod_and_proxie
     let sidecars =
         std::fs::read_to_string(cells[0].join("cluster/sidecars.log")).expect("sidecars.log");
     assert!(sidecars.contains("the Pod shop/web-"), "{sidecars}");
+    // A Pod created in the cell from the checkpoint runs at once: the checkpointed kwok's Lease
+    // on the node is gone, so this cell's kwok holds it (with it, the Pod waited up to 40 s).
+    let cell = cells[0].file_name().expect("cell name");
+    let started = std::time::Instant::now();
+    let answer = in_cell(
+        state.path(),
+        &cell.to_string_lossy(),
+        "kubectl -n shop run fresh --image=nginx >/dev/null\n\
+         kubectl -n shop wait --for=jsonpath='{.status.phase}'=Running pod/fresh --timeout=15s \
+         && echo RUNNING\n",
+    );
+    assert!(answer.contains("RUNNING"), "{answer}");
+    assert!(started.elapsed().as_secs() < 15, "{:?}", started.elapsed());
 }
 
 #[test]

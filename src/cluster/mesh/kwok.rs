@@ -1,12 +1,14 @@
 //! kwok as the kubelet of the cell's one simulated node: its configuration (the stages kwokctl
 //! gives it, one of labcheck's that keeps Pod IPs across a restart, and a port-forward of `istio-system`'s Pods to the cell's istiod process), its flags,
-//! and the Node it manages, registered with the cluster's Kubernetes version as its kubelet's.
+//! the Node it manages, registered with the cluster's Kubernetes version as its kubelet's, and
+//! that Node's Lease, which a kwok of an earlier process (a checkpoint's) must not keep holding.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Node;
-use kube::api::{Api, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
 
 use super::{NODE_IP, POD_CIDR};
 use crate::cluster::ClusterError;
@@ -124,6 +126,25 @@ pub async fn register_node(client: &kube::Client, version: &str) -> Result<(), C
         Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
         Err(e) => Err(ClusterError::Command {
             command: format!("register node {NODE_NAME}"),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// Removes the node's Lease left by the kwok of the cell a checkpoint was taken from, before this
+/// cell's kwok starts. kwok takes a new holder identity at each start (the hostname and a UUID)
+/// and manages a node, its Pods included, only while it holds the node's Lease: with the old
+/// holder's Lease still valid, a Pod created in the new cell would wait until that Lease expired
+/// (up to its 40 s) before kwok made it Running. A kubelet that restarts renews its own Lease at
+/// once (its identity is the node's name); removing the stale one gives kwok the same start. A
+/// cell with no Lease yet (a fresh cluster) has nothing to remove.
+pub async fn release_lease(client: &kube::Client) -> Result<(), ClusterError> {
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
+    match leases.delete(NODE_NAME, &DeleteParams::default()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+        Err(e) => Err(ClusterError::Command {
+            command: format!("delete lease kube-node-lease/{NODE_NAME}"),
             message: e.to_string(),
         }),
     }

@@ -224,6 +224,7 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
     )?;
     // kwok's PortForward CRD before kwok, which follows the Pods' rules in it.
     portforward::install_crd(s.client).await?;
+    kwok::release_lease(s.client).await?;
     let kwok_args = kwok::args(&config, &kwok_config, &cert, &key);
     mesh.spawn_kwok(s.commands, &s.tools.kwok, &kwok_args)?;
 
