@@ -114,6 +114,12 @@ impl KeptCell {
     /// Stops the cell's processes and removes its directory. Mounts live only in the cell's
     /// namespace and go with its last process.
     pub async fn down(&self) -> Result<(), KeptError> {
+        // The cell's control group, found through its holder while it runs: it holds the
+        // processes the record may not name (a Pod's proxy started after it was written).
+        let group = self
+            .alive()
+            .then(|| crate::sandbox::cgroup::Cgroup::of_process(self.holder))
+            .flatten();
         // Only processes that are still the ones recorded are signalled.
         let ours: Vec<i32> = self
             .cluster_pids
@@ -137,6 +143,10 @@ impl KeptCell {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        if let Some(group) = group {
+            // What is left in the group ends with it.
+            group.remove().await;
         }
         std::fs::remove_dir_all(&self.dir).map_err(|source| KeptError::Remove {
             path: self.dir.clone(),

@@ -117,6 +117,38 @@ impl Cgroup {
         Ok(group)
     }
 
+    /// The groups process `pid` is in under labcheck's parent (a kept cell's holder): every
+    /// process of that cell, those no record names included. `None` when it is in none.
+    pub fn of_process(pid: i32) -> Option<Cgroup> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+        let root = Path::new(ROOT);
+        let v2 = root.join("cgroup.controllers").exists();
+        let mut group = Cgroup {
+            dirs: Vec::new(),
+            peak: None,
+            kill: None,
+        };
+        for line in text.lines() {
+            let mut parts = line.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            if !path.contains(&format!("/{PARENT}/")) {
+                continue;
+            }
+            let path = path.trim_start_matches('/');
+            let dir = match controllers {
+                "" if v2 => root.join(path),
+                "" => root.join("unified").join(path),
+                "memory" | "pids" => root.join(controllers).join(path),
+                _ => continue,
+            };
+            if controllers.is_empty() {
+                group.kill = Some(dir.join("cgroup.kill")).filter(|k| k.exists());
+            }
+            group.dirs.push(dir);
+        }
+        (!group.dirs.is_empty()).then_some(group)
+    }
+
     fn make(&mut self, dir: &Path) -> Result<(), CgroupError> {
         std::fs::create_dir_all(dir).map_err(err("create", dir))?;
         self.dirs.push(dir.to_owned());

@@ -651,3 +651,68 @@ fn a_request_from_one_pods_app_to_a_service_goes_through_both_sidecars_on_both_v
         .assert()
         .code(0);
 }
+
+/// The command lines of the processes in the control group of cell `name`.
+fn in_cell_group(name: &str) -> Vec<String> {
+    let group = format!("labcheck/{name}");
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("cgroup"))
+                .is_ok_and(|c| c.lines().any(|l| l.ends_with(&group)))
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
+        .map(|c| c.replace('\0', " "))
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+#[test]
+fn down_ends_a_kept_mesh_cells_proxies_even_those_its_record_does_not_name() {
+    use crate::author::{Down, labcheck};
+
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let _down = Down(state.path());
+    let reports = tempfile::tempdir().expect("reports");
+    labcheck(state.path())
+        .args(["run", "tests/labs/mesh/live.feature", "--istio", "1.31"])
+        .args(["--step", "3", "--report-dir"])
+        .arg(reports.path())
+        .assert()
+        .code(0);
+    let cell = std::fs::read_dir(state.path().join("cells"))
+        .expect("cells")
+        .flatten()
+        .map(|e| e.path())
+        .next()
+        .expect("a kept cell");
+    let name = cell
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        in_cell_group(&name)
+            .iter()
+            .any(|c| c.contains("pilot-agent")),
+        "{:?}",
+        in_cell_group(&name)
+    );
+    // A record that names none of the cluster's processes (as one written before a Pod's proxy
+    // started names not that proxy).
+    let record = cell.join("cell.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).expect("cell.json")).expect("json");
+    json["cluster_pids"] = serde_json::json!([]);
+    std::fs::write(&record, json.to_string()).expect("write cell.json");
+    labcheck(state.path())
+        .args(["down", "--all"])
+        .assert()
+        .code(0);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !in_cell_group(&name).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(in_cell_group(&name), Vec::<String>::new());
+}
