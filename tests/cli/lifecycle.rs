@@ -188,7 +188,7 @@ fn sigint_during_a_slow_check_ends_the_run_at_once() {
 }
 
 /// Processes in the control group of the cell `name` (its holder, init, commands and cluster).
-fn in_group(name: &str) -> Vec<String> {
+pub(crate) fn in_group(name: &str) -> Vec<String> {
     let group = format!("labcheck/{name}");
     std::fs::read_dir("/proc")
         .expect("/proc")

@@ -381,19 +381,12 @@ fn a_kept_mesh_cell_keeps_its_node_ready_past_the_grace_period() {
 
     let state = tempfile::tempdir_in("/var/tmp").expect("state");
     let _down = Down(state.path());
-    let reports = tempfile::tempdir().expect("reports");
-    labcheck(state.path())
-        .args(["run", "tests/labs/mesh/live.feature", "--istio", "1.31"])
-        .args(["--step", "3", "--report-dir"])
-        .arg(reports.path())
-        .assert()
-        .code(0);
-    let name = std::fs::read_dir(state.path().join("cells"))
-        .expect("cells")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .next()
-        .expect("a kept cell");
+    let cell = kept_live_cell(state.path());
+    let name = cell
+        .file_name()
+        .expect("cell name")
+        .to_string_lossy()
+        .into_owned();
     // Past the node lifecycle controller's grace period (40 s) and a little more: a node whose
     // Lease nobody renews would be marked NotReady, re-initialized and lose its address.
     std::thread::sleep(Duration::from_secs(75));
@@ -652,20 +645,31 @@ fn a_request_from_one_pods_app_to_a_service_goes_through_both_sidecars_on_both_v
         .code(0);
 }
 
-/// The command lines of the processes in the control group of cell `name`.
+/// The command lines of the processes in the control group of cell `name` (zombies, whose
+/// command line is empty, left out).
 fn in_cell_group(name: &str) -> Vec<String> {
-    let group = format!("labcheck/{name}");
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter(|e| {
-            std::fs::read_to_string(e.path().join("cgroup"))
-                .is_ok_and(|c| c.lines().any(|l| l.ends_with(&group)))
-        })
-        .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
-        .map(|c| c.replace('\0', " "))
+    crate::lifecycle::in_group(name)
+        .into_iter()
         .filter(|c| !c.is_empty())
         .collect()
+}
+
+/// Runs `live.feature` to step 3 in `state` (the cell is kept: a live mesh with proxies) and
+/// returns the kept cell's directory.
+fn kept_live_cell(state: &Path) -> std::path::PathBuf {
+    let reports = tempfile::tempdir().expect("reports");
+    crate::author::labcheck(state)
+        .args(["run", "tests/labs/mesh/live.feature", "--istio", "1.31"])
+        .args(["--step", "3", "--report-dir"])
+        .arg(reports.path())
+        .assert()
+        .code(0);
+    std::fs::read_dir(state.join("cells"))
+        .expect("cells")
+        .flatten()
+        .map(|e| e.path())
+        .next()
+        .expect("a kept cell")
 }
 
 #[test]
@@ -674,19 +678,7 @@ fn down_ends_a_kept_mesh_cells_proxies_even_those_its_record_does_not_name() {
 
     let state = tempfile::tempdir_in("/var/tmp").expect("state");
     let _down = Down(state.path());
-    let reports = tempfile::tempdir().expect("reports");
-    labcheck(state.path())
-        .args(["run", "tests/labs/mesh/live.feature", "--istio", "1.31"])
-        .args(["--step", "3", "--report-dir"])
-        .arg(reports.path())
-        .assert()
-        .code(0);
-    let cell = std::fs::read_dir(state.path().join("cells"))
-        .expect("cells")
-        .flatten()
-        .map(|e| e.path())
-        .next()
-        .expect("a kept cell");
+    let cell = kept_live_cell(state.path());
     let name = cell
         .file_name()
         .expect("name")
