@@ -134,25 +134,18 @@ impl Etcd {
         path: &'static str,
         body: serde_json::Value,
     ) -> Result<serde_json::Value, EtcdError> {
-        let (network, addr) = (self.network.clone(), self.addr);
         let body = body.to_string();
-        let raw = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
-            use std::io::{Read, Write};
-            let mut s = network.connect(addr)?;
-            s.set_read_timeout(Some(Duration::from_secs(30)))?;
-            write!(
-                s,
-                "POST {path} HTTP/1.0\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-                 Content-Length: {}\r\n\r\n{body}",
-                body.len()
-            )?;
-            let mut out = Vec::new();
-            s.read_to_end(&mut out)?;
-            Ok(out)
-        })
-        .await
-        .unwrap_or_else(|e| Err(std::io::Error::other(e.to_string())))
-        .map_err(|source| EtcdError::Io { path, source })?;
+        let request = format!(
+            "POST {path} HTTP/1.0\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        );
+        let raw = self
+            .network
+            .exchange(self.addr, request.into_bytes(), Duration::from_secs(30))
+            .await
+            .map_err(|source| EtcdError::Io { path, source })?;
         let text = String::from_utf8_lossy(&raw);
         let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
         let status = head.lines().next().unwrap_or_default();

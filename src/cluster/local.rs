@@ -262,22 +262,14 @@ pub(super) async fn wait_http(
     let started = Instant::now();
     let mut last = String::from("no answer");
     while started.elapsed() < timeout {
-        let network = network.clone();
         let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-        let answer = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
-            use std::io::{Read, Write};
-            let mut s = network.connect(addr)?;
-            s.set_read_timeout(Some(Duration::from_secs(2)))?;
-            s.write_all(request.as_bytes())?;
-            let mut body = String::new();
-            s.read_to_string(&mut body)?;
-            Ok(body)
-        })
-        .await;
+        let answer = network
+            .exchange(addr, request.into_bytes(), Duration::from_secs(2))
+            .await
+            .map(|raw| String::from_utf8_lossy(&raw).into_owned());
         match answer {
-            Ok(Ok(body)) if body.contains(expect) => return Ok(()),
-            Ok(Ok(body)) => last = body.lines().last().unwrap_or_default().to_owned(),
-            Ok(Err(e)) => last = e.to_string(),
+            Ok(body) if body.contains(expect) => return Ok(()),
+            Ok(body) => last = body.lines().last().unwrap_or_default().to_owned(),
             Err(e) => last = e.to_string(),
         }
         tokio::time::sleep(Duration::from_millis(10)).await;

@@ -46,6 +46,28 @@ impl Network {
         .unwrap_or_else(|_| Err(io::Error::other("network thread panicked")))
     }
 
+    /// Sends `request` to `addr` inside the namespace and reads the answer until the peer closes
+    /// (an HTTP/1.0 exchange), waiting at most `timeout` for each read; off the async threads.
+    pub async fn exchange(
+        &self,
+        addr: std::net::SocketAddr,
+        request: Vec<u8>,
+        timeout: std::time::Duration,
+    ) -> io::Result<Vec<u8>> {
+        let network = self.clone();
+        tokio::task::spawn_blocking(move || {
+            use std::io::{Read, Write};
+            let mut s = network.connect(addr)?;
+            s.set_read_timeout(Some(timeout))?;
+            s.write_all(&request)?;
+            let mut answer = Vec::new();
+            s.read_to_end(&mut answer)?;
+            Ok(answer)
+        })
+        .await
+        .unwrap_or_else(|e| Err(io::Error::other(e.to_string())))
+    }
+
     /// Listens on `addr` inside the namespace (bound from a thread that entered it), non-blocking.
     pub fn listen(&self, addr: std::net::SocketAddr) -> io::Result<std::net::TcpListener> {
         let ns = self.0.clone();
