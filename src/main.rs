@@ -1,5 +1,9 @@
 //! The `labcheck` binary: all the work is in the library; this only hands over the exit code.
 
 fn main() {
+    // Run by a live mesh's kwok for `kubectl exec` into a Pod: hand the command to the harness.
+    if let Some(code) = labcheck::cluster::pod_exec() {
+        std::process::exit(code);
+    }
     std::process::exit(labcheck::cli::main());
 }

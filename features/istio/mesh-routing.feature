@@ -7,8 +7,9 @@
   同期している(SYNCED)こと、istioctl proxy-config routes で重みが 90/10 になっていること、
   istioctl proxy-config endpoint でサブセット v2 にアドレスが 1 つもない(空の宛先)こと、そしてそこへ
   送ったリクエストが 503 になることを見ます。v2 のラベルを持つ Pod を足したら、リクエストが両方の
-  サブセットに届くことを数えて確かめ、最後に STRICT の PeerAuthentication が、メッシュの外からの平文の
-  リクエストを拒否することを確かめます。
+  サブセットに届くことを数えて確かめ、最後に STRICT の PeerAuthentication が、サイドカーのない Pod からの
+  平文のリクエストを拒否し、メッシュの中の Pod からのリクエスト(サイドカーどうしの mTLS)は通すことを、
+  Pod の中から kubectl exec で送って確かめます。
 
   Istio で最もよくあるのは、YAML は適用されたのに動作が変わらない状況です。コントロールプレーンが
   受け入れたものと、サイドカーが持っているものは、違うことがあります。DestinationRule のサブセットは
@@ -27,8 +28,13 @@
   ないので、ClusterIP にはどこからも届きません。そこで、メッシュの外にあるあなたのシェルから、
   イングレスゲートウェイの Pod の IP のポート 8080 へ直接 curl します(Service istio-ingressgateway の
   ポート 80 の targetPort で、ゲートウェイの Envoy はこのポートで待ち受けます。kubectl port-forward
-  svc/istio-ingressgateway を使っても同じ Envoy に届きます)。Pod の中で実行する kubectl exec と、
-  Pod の DNS はありません。
+  svc/istio-ingressgateway を使っても同じ Envoy に届きます)。kubectl exec は、動いているコンテナ
+  (echo アプリと istio-proxy)で使えます。コマンドはその Pod のネットワーク(Pod の IP、サイドカーの
+  トラフィックキャプチャ)の中で、あなたのシェルと同じファイルとコマンドで動きます。Pod の中から
+  ClusterIP へ送ったリクエストは、その Pod のサイドカーが受け取って送り先を決めます。Pod の DNS は
+  ないので、送り先は IP で書きます。Pod の中のコマンドが 0 以外で終わると、kubectl exec は
+  「command terminated with exit code N」ではなく、「error executing command in container: … exit status N」
+  というエラーを出して 1 で終わります(この環境のノード kwok の動きです)。
 
   この環境で測ったこと(Istio 1.31 と 1.30 で同じ): istioctl proxy-status は -v 1 を付けたときだけ、
   種類ごと(CDS・LDS・EDS・RDS)に SYNCED か STALE かを表示します。istiod は変更を短い間まとめてから
@@ -385,19 +391,24 @@
       チェック "both-subsets"
       """
 
-  シナリオ: STRICT の PeerAuthentication は、メッシュの外からの平文のリクエストを拒否する
-    あなたのシェルはメッシュの外(サイドカーなし)にあります。まず shop-v1 の Pod の IP を kubectl で調べ、
+  シナリオ: STRICT の PeerAuthentication は、サイドカーのない Pod からの平文のリクエストを拒否する
+    メッシュの外のクライアントを用意します。ネームスペース legacy を作り(istio-injection のラベルは
+    付けません)、echo アプリ(gcr.io/istio-testing/app:latest)の Deployment legacy を作って、
+    ロールアウトが終わるまで待ってください。この Pod にはサイドカーがありません。
+    shop-v1 の Pod の IP を kubectl で調べ、legacy の Pod の中から kubectl exec で
     http://<Pod の IP>:8080/ へ平文のリクエストを 1 つ送り、curl -sS の出力(標準エラー出力も含めて)を
     /root/mesh-routing/out/plain-before.txt に保存してください。既定の PERMISSIVE では、平文もそのまま通ります。
     次に、/root/mesh-routing/peer-auth.yaml に、ネームスペース shop の PeerAuthentication default を
-    mtls.mode: STRICT で書いて適用してください。そのあと同じ平文のリクエストを送り、出力を
-    /root/mesh-routing/out/plain-strict.txt に保存します。Pod の Envoy が接続を切り、curl は失敗します。
-    最後に、ゲートウェイ経由のリクエスト(Host: shop.example.com)を 1 つ送り、応答を
-    /root/mesh-routing/out/via-gateway.txt に保存してください。ゲートウェイはメッシュの中にあり、
-    shop の Pod へは mTLS で送るので、STRICT でも届きます。
+    mtls.mode: STRICT で書いて適用してください。そのあと同じ平文のリクエストを legacy の Pod から送り、
+    出力を /root/mesh-routing/out/plain-strict.txt に保存します。shop の Pod の Envoy が接続を切り、
+    curl は失敗します。
+    最後に、メッシュの中からのリクエストを確かめます。shop-v1 の Pod の中から kubectl exec で、Service shop の
+    ClusterIP のポート 80 へリクエストを 1 つ送り、応答(本文)を /root/mesh-routing/out/in-mesh.txt に保存して
+    ください。送る側のサイドカーがリクエストを受け取り、mTLS で shop の Pod へ送るので、STRICT でも届きます。
 
     ヒント: STRICT もプロキシへ届くまで少し時間がかかります。平文のリクエストが失敗するまで、1 秒おきに
-    何度か(10 回まで)送り直してください(curl は失敗すると 0 以外で終わるので、|| break で抜けられます)。
+    何度か(10 回まで)送り直してください(Pod の中のコマンドが失敗すると kubectl exec も 0 以外で
+    終わるので、|| break で抜けられます)。
 
     ヒント: PeerAuthentication は、置いたネームスペースのワークロードに効きます(istio-system に置くと
     メッシュ全体)。metadata.namespace を書かずに kubectl apply すると default ネームスペースに入り、shop には
@@ -405,8 +416,11 @@
 
     もし 学習者が次のコマンドを実行する
       """
+      kubectl create namespace legacy
+      kubectl -n legacy create deployment legacy --image=gcr.io/istio-testing/app:latest
+      kubectl -n legacy rollout status deployment/legacy --timeout=60s
       POD=$(kubectl -n shop get pod -l version=v1 -o jsonpath='{.items[0].status.podIP}')
-      curl -sS -m 5 http://$POD:8080/ > out/plain-before.txt 2>&1
+      kubectl -n legacy exec deploy/legacy -- curl -sS -m 5 http://$POD:8080/ > out/plain-before.txt 2>&1
       cat > peer-auth.yaml <<'EOF'
       apiVersion: security.istio.io/v1
       kind: PeerAuthentication
@@ -419,21 +433,26 @@
       EOF
       kubectl apply -f peer-auth.yaml
       for i in $(seq 10); do
-        curl -sS -m 5 http://$POD:8080/ > out/plain-strict.txt 2>&1 || break
+        kubectl -n legacy exec deploy/legacy -- curl -sS -m 5 http://$POD:8080/ > out/plain-strict.txt 2>&1 || break
         sleep 1
       done
-      GATEWAY=$(kubectl -n istio-system get pod -l istio=ingressgateway -o jsonpath='{.items[0].status.podIP}')
-      curl -s -H 'Host: shop.example.com' http://$GATEWAY:8080/ > out/via-gateway.txt
+      SVC=$(kubectl -n shop get service shop -o jsonpath='{.spec.clusterIP}')
+      kubectl -n shop exec deploy/shop-v1 -- curl -sS -m 5 http://$SVC/ > out/in-mesh.txt
       """
     ならば 最後のコマンドが成功する
+    # チェック: legacy-outside-mesh
+    # メッセージ: legacy の Pod にサイドカーが入っています。ネームスペース legacy に istio-injection のラベルを付けていないかを確かめてください。
+    かつ クラスターの "pods" に対するクエリ '[.items[] | select(.metadata.namespace == "legacy" and .status.phase == "Running") | [.spec.initContainers[]?, .spec.containers[]] | map(.name)]' の値が [["app"]] と等しい
     かつ ファイル "/root/mesh-routing/out/plain-before.txt" が "^ServiceVersion=v1$" にマッチする
     かつ クラスターのネームスペース "shop" の "PeerAuthentication" "default" に対するクエリ '.spec.mtls.mode' の値が "STRICT" と等しい
     # チェック: plaintext-refused
-    # メッセージ: STRICT にしたあとも、メッシュの外からの平文のリクエストが shop-v1 に届いています。PeerAuthentication が shop ネームスペースにあり、mode が STRICT かを確かめてください。
+    # メッセージ: STRICT にしたあとも、サイドカーのない Pod からの平文のリクエストが shop-v1 に届いています。PeerAuthentication が shop ネームスペースにあり、mode が STRICT かを確かめてください。
     かつ ファイル "/root/mesh-routing/out/plain-strict.txt" が "^curl: \(56\) Recv failure: Connection reset by peer$" にマッチする
-    かつ ファイル "/root/mesh-routing/out/plain-strict.txt" に コマンド "curl -sS -m 5 http://$(kubectl -n shop get pod -l version=v1 -o jsonpath='{.items[0].status.podIP}'):8080/ 2>&1" の出力のすべての行が含まれる
-    # チェック: gateway-mtls
-    かつ ファイル "/root/mesh-routing/out/via-gateway.txt" が "^ServiceVersion=v[12]$" にマッチする
+    かつ ファイル "/root/mesh-routing/out/plain-strict.txt" に コマンド "kubectl -n legacy exec deploy/legacy -- curl -sS -m 5 http://$(kubectl -n shop get pod -l version=v1 -o jsonpath='{.items[0].status.podIP}'):8080/ 2>&1" の出力のすべての行が含まれる
+    # チェック: in-mesh-mtls
+    # メッセージ: メッシュの中の shop-v1 から Service shop へのリクエストが届いていません。送り先が Service shop の ClusterIP のポート 80 かを確かめてください。
+    かつ ファイル "/root/mesh-routing/out/in-mesh.txt" が "^ServiceVersion=v[12]$" にマッチする
+    かつ ファイル "/root/mesh-routing/out/in-mesh.txt" が "^RequestHeader=X-Forwarded-Client-Cert:.*spiffe://cluster.local/ns/shop/sa/default" にマッチする
 
   @間違い
   シナリオ: よくある間違い3: PeerAuthentication のネームスペースを書かずに適用する
@@ -442,8 +461,11 @@
 
     もし 学習者が次のコマンドを実行する
       """
+      kubectl create namespace legacy
+      kubectl -n legacy create deployment legacy --image=gcr.io/istio-testing/app:latest
+      kubectl -n legacy rollout status deployment/legacy --timeout=60s
       POD=$(kubectl -n shop get pod -l version=v1 -o jsonpath='{.items[0].status.podIP}')
-      curl -sS -m 5 http://$POD:8080/ > out/plain-before.txt 2>&1
+      kubectl -n legacy exec deploy/legacy -- curl -sS -m 5 http://$POD:8080/ > out/plain-before.txt 2>&1
       cat > peer-auth.yaml <<'EOF'
       apiVersion: security.istio.io/v1
       kind: PeerAuthentication
@@ -455,11 +477,11 @@
       EOF
       kubectl apply -f peer-auth.yaml
       for i in $(seq 3); do
-        curl -sS -m 5 http://$POD:8080/ > out/plain-strict.txt 2>&1 || break
+        kubectl -n legacy exec deploy/legacy -- curl -sS -m 5 http://$POD:8080/ > out/plain-strict.txt 2>&1 || break
         sleep 1
       done
-      GATEWAY=$(kubectl -n istio-system get pod -l istio=ingressgateway -o jsonpath='{.items[0].status.podIP}')
-      curl -s -H 'Host: shop.example.com' http://$GATEWAY:8080/ > out/via-gateway.txt
+      SVC=$(kubectl -n shop get service shop -o jsonpath='{.spec.clusterIP}')
+      kubectl -n shop exec deploy/shop-v1 -- curl -sS -m 5 http://$SVC/ > out/in-mesh.txt
       """
     ならば 次のチェックで不合格になる
       """

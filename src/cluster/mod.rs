@@ -22,7 +22,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use crate::sandbox::Sandbox;
 pub use local::LocalTools;
-pub use mesh::MeshTools;
+pub use mesh::{MeshTools, pod_tools, shim as pod_exec};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
@@ -275,6 +275,10 @@ async fn start_mesh(
         .sandbox
         .network_commands()
         .map_err(|e| ClusterError::Io(e.to_string()))?;
+    let learner = env
+        .sandbox
+        .learner_commands()
+        .map_err(|e| ClusterError::Io(e.to_string()))?;
     mesh::start(mesh::Start {
         commands: &commands,
         tools,
@@ -283,6 +287,8 @@ async fn start_mesh(
         client,
         version,
         keep: env.sandbox.keeps(),
+        learner: &learner,
+        learner_bin: &env.sandbox.share_dir().join("bin"),
     })
     .await
 }

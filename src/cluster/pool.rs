@@ -205,6 +205,7 @@ impl Pool {
             view: None,
             hide: self.inner.hide.clone(),
             tools: Vec::new(),
+            pod_tools: Vec::new(),
             limits: Limits::default(),
             network: None,
         };

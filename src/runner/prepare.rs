@@ -88,6 +88,10 @@ pub(super) async fn prepare(
         view: None,
         hide: hidden_dirs(opts),
         tools: environment::learner_tools(&tools),
+        pod_tools: mesh
+            .as_ref()
+            .map(crate::cluster::pod_tools)
+            .unwrap_or_default(),
         limits: plan.lab.limits,
         network: match &lease {
             Some(l) => Some(l.network().map_err(|e| restoring("its network", e))?),

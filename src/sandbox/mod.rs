@@ -13,6 +13,7 @@
 
 pub mod cgroup;
 mod exec;
+mod learner;
 mod network;
 mod read;
 mod root;
@@ -22,6 +23,7 @@ pub mod unix;
 
 pub use cgroup::Limits;
 pub use exec::run_script;
+pub use learner::LearnerCommands;
 pub use network::{Network, NetworkCommands};
 pub use read::READ_LIMIT;
 use read::read_regular;
@@ -105,6 +107,9 @@ pub struct SandboxOptions {
     /// Programs put first on the learner's PATH, by name (bound read-only into `SHARE/bin`, so
     /// they work wherever the host keeps them).
     pub tools: Vec<(String, PathBuf)>,
+    /// Programs of a live mesh's Pods' images, by path under `SHARE/pod` (`app/client`, bound
+    /// read-only there): what `kubectl exec` into a Pod finds first on its PATH.
+    pub pod_tools: Vec<(String, PathBuf)>,
     pub limits: Limits,
     /// Learner commands join this network namespace instead of the cell's own (a cell that
     /// borrows a pooled cluster).
@@ -180,8 +185,18 @@ impl Sandbox {
         if uid != 0 {
             return Err(SandboxError::NotRoot { uid });
         }
-        for sub in ["fs/root", "share/bin"] {
-            let p = dir.join(sub);
+        let pod_dirs = options.pod_tools.iter().filter_map(|(name, _)| {
+            Path::new("share/pod")
+                .join(name)
+                .parent()
+                .map(Path::to_owned)
+        });
+        for p in ["fs/root", "share/bin"]
+            .into_iter()
+            .map(PathBuf::from)
+            .chain(pod_dirs)
+        {
+            let p = dir.join(p);
             std::fs::create_dir_all(&p).map_err(io_err("cannot create", &p))?;
         }
         let name = hostname(dir);
@@ -489,6 +504,26 @@ impl Sandbox {
             .as_ref()
             .ok_or_else(|| io::Error::other("the cell's sandbox is not running"))?;
         Ok(Network(std::sync::Arc::new(h.net.try_clone()?)))
+    }
+
+    /// What makes learner commands after this borrow ends, in a network namespace of the
+    /// caller's choosing (`kubectl exec` into a live mesh's Pod).
+    pub fn learner_commands(&self) -> io::Result<LearnerCommands> {
+        let holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
+        let h = holder
+            .as_ref()
+            .ok_or_else(|| io::Error::other("the cell's sandbox is not running"))?;
+        Ok(LearnerCommands {
+            namespaces: std::sync::Arc::new(learner::Namespaces {
+                ipc: h.ipc.try_clone()?,
+                uts: h.uts.try_clone()?,
+                mnt: h.mnt.try_clone()?,
+                pid: h.pid_ns.try_clone()?,
+            }),
+            cgroups: self.cgroup_procs(),
+            env: self.env(),
+            die_with_parent: !self.keep_alive,
+        })
     }
 
     /// Reads a file as the learner sees it, up to [`READ_LIMIT`] bytes. A FIFO, socket or

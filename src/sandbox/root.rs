@@ -37,7 +37,7 @@ pub(super) fn ops(dir: &Path, options: &SandboxOptions) -> Result<Vec<Op>, Sandb
     root.dev();
     root.proc_and_sys();
     root.tmp()?;
-    root.run_and_tools(&options.tools);
+    root.run_and_tools(&options.tools, &options.pod_tools);
     Ok(root.ops)
 }
 
@@ -297,7 +297,7 @@ impl Root {
 
     /// A fresh /run (the host's sockets — a container engine's, the system bus — are not the
     /// cell's), holding the cell's share: its kubeconfig and its tools, read-only.
-    fn run_and_tools(&mut self, tools: &[(String, PathBuf)]) {
+    fn run_and_tools(&mut self, tools: &[(String, PathBuf)], pod_tools: &[(String, PathBuf)]) {
         let run = self.at("/run");
         let data = Some("mode=755");
         self.push(mount(
@@ -311,8 +311,14 @@ impl Root {
         self.push(Op::Mkdir(share.clone()));
         let source = self.dir.join("share").display().to_string();
         self.push(mount(Some(&source), share, None, MS_BIND, None));
-        for (name, path) in tools {
-            let target = self.at(&format!("{SHARE}/bin/{name}"));
+        let bin = tools
+            .iter()
+            .map(|(name, path)| (format!("bin/{name}"), path));
+        let pod = pod_tools
+            .iter()
+            .map(|(name, path)| (format!("pod/{name}"), path));
+        for (name, path) in bin.chain(pod) {
+            let target = self.at(&format!("{SHARE}/{name}"));
             self.push(Op::Touch(target.clone()));
             let ops = read_only(&path.display().to_string(), target, 0);
             self.ops.extend(ops);

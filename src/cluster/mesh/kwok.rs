@@ -1,14 +1,17 @@
 //! kwok as the kubelet of the cell's one simulated node: its configuration (the stages kwokctl
 //! gives it, one of labcheck's that keeps Pod IPs across a restart, and a port-forward of `istio-system`'s Pods to the cell's istiod process), its flags,
 //! the Node it manages, registered with the cluster's Kubernetes version as its kubelet's, and
-//! that Node's Lease, which a kwok of an earlier process (a checkpoint's) must not keep holding.
+//! that Node's Lease, which a kwok of an earlier process (a checkpoint's) must not keep holding,
+//! and kwok's own CRDs for the per-Pod rules it follows (`PortForward`, `Exec`).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Node;
-use kube::api::{Api, DeleteParams, PostParams};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 
 use super::{NODE_IP, POD_CIDR};
 use crate::cluster::ClusterError;
@@ -51,6 +54,18 @@ spec:
     statusTemplate: |
       podIP: {{ .status.podIP | Quote }}
 "#;
+/// kwok v0.8.0's CRDs of the per-Pod rules it follows, with `--enable-crds`: port-forwards
+/// ([`super::portforward`]) and execs ([`super::exec`]).
+const CRDS: [(&str, &str); 2] = [
+    (
+        "portforwards.kwok.x-k8s.io",
+        include_str!("kwok-portforward-crd.yaml"),
+    ),
+    ("execs.kwok.x-k8s.io", include_str!("kwok-exec-crd.yaml")),
+];
+/// How long a CRD may take to be Established.
+const CRD_READY: Duration = Duration::from_secs(30);
+
 /// istiod's ports (xDS plaintext and TLS, monitoring, webhooks, debug): a port-forward to an
 /// `istio-system` Pod on one of them reaches the cell's istiod, which listens on all addresses.
 const ISTIOD_PORTS: [u16; 5] = [15010, 15012, 15014, 15017, 8080];
@@ -88,12 +103,119 @@ pub fn args(kubeconfig: &Path, config: &Path, cert: &Path, key: &Path) -> Vec<St
         format!("--node-port={NODE_PORT}"),
         format!("--server-address={NODE_IP}:{NODE_PORT}"),
         format!("--cidr={POD_CIDR}"),
-        // Per-Pod port-forward rules come from kwok's PortForward resources in the cluster
-        // (a proxied Pod's, see `portforward`); the istiod rule stays in the configuration.
-        "--enable-crds=PortForward".into(),
+        // Per-Pod port-forward and exec rules come from kwok's resources in the cluster (a
+        // served Pod's, see `portforward` and `exec`); the istiod rule stays in the configuration.
+        "--enable-crds=PortForward,Exec".into(),
         format!("--tls-cert-file={}", path(cert)),
         format!("--tls-private-key-file={}", path(key)),
     ]
+}
+
+/// Installs kwok's CRDs (a cell from a checkpoint has them) and waits until they are
+/// Established, so that kwok, started with `--enable-crds`, lists them at once.
+pub async fn install_crds(client: &kube::Client) -> Result<(), ClusterError> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for (name, text) in CRDS {
+        let crd: CustomResourceDefinition = serde_saphyr::from_str(text)
+            .map_err(|e| ClusterError::Io(format!("kwok's CRD {name}: {e}")))?;
+        match crds.create(&PostParams::default(), &crd).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => {}
+            Err(e) => {
+                return Err(ClusterError::Command {
+                    command: format!("create crd {name}"),
+                    message: e.to_string(),
+                });
+            }
+        }
+    }
+    for (name, _) in CRDS {
+        let started = Instant::now();
+        let mut last = String::from("no Established condition");
+        let established = loop {
+            if started.elapsed() >= CRD_READY {
+                break false;
+            }
+            match crds.get(name).await {
+                Ok(crd) => {
+                    let established = crd
+                        .status
+                        .and_then(|s| s.conditions)
+                        .unwrap_or_default()
+                        .iter()
+                        .any(|c| c.type_ == "Established" && c.status == "True");
+                    if established {
+                        break true;
+                    }
+                }
+                Err(e) => last = e.to_string(),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        if !established {
+            return Err(ClusterError::NotReady {
+                what: format!("CRD {name}"),
+                waited: CRD_READY.as_secs(),
+                detail: last,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The field manager (and `managed-by` label) of the per-Pod rules.
+const MANAGER: &str = "labcheck";
+
+/// A per-Pod rule of kwok's of `kind` (`PortForward`, `Exec`): named as the Pod, owned by it (so
+/// it goes with it), its annotation saying `why`.
+pub fn rule(pod: &Pod, kind: &str, why: &str, spec: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": kind,
+        "metadata": {
+            "name": pod.metadata.name,
+            "namespace": pod.metadata.namespace,
+            "labels": {"app.kubernetes.io/managed-by": MANAGER},
+            "annotations": {"labcheck.dev/why": why},
+            "ownerReferences": [{
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": pod.metadata.name,
+                "uid": pod.metadata.uid,
+            }],
+        },
+        "spec": spec,
+    })
+}
+
+/// The API resource of a rule's `kind`.
+fn resource(kind: &str) -> ApiResource {
+    ApiResource {
+        group: "kwok.x-k8s.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "kwok.x-k8s.io/v1alpha1".into(),
+        kind: kind.into(),
+        plural: format!("{}s", kind.to_lowercase()),
+    }
+}
+
+/// Applies a rule made by [`rule`] (server-side, replacing a restored cell's stale one).
+pub async fn apply_rule(client: &kube::Client, rule: &serde_json::Value) -> Result<(), String> {
+    let field = |f: &str| rule["metadata"][f].as_str().unwrap_or_default().to_owned();
+    let (namespace, name) = (field("namespace"), field("name"));
+    let kind = rule["kind"].as_str().unwrap_or_default();
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &namespace, &resource(kind));
+    let params = PatchParams::apply(MANAGER).force();
+    api.patch(&name, &params, &Patch::Apply(rule))
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("apply {kind} {namespace}/{name}: {e}"))
+}
+
+/// Deletes the rule of `kind` of a Pod whose processes ended (gone already with its Pod is fine).
+pub async fn delete_rule(client: &kube::Client, kind: &str, namespace: &str, name: &str) {
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource(kind));
+    let _ = api.delete(name, &DeleteParams::default()).await;
 }
 
 /// Registers the simulated node, as a kubelet registers its own: its kubelet reports `version`
@@ -182,6 +304,15 @@ pub async fn wait_ready(client: &kube::Client, timeout: Duration) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_crds_are_kwoks_namespaced_rules() {
+        for (name, text) in CRDS {
+            let crd: CustomResourceDefinition = serde_saphyr::from_str(text).expect("a CRD");
+            assert_eq!(crd.metadata.name.as_deref(), Some(name));
+            assert_eq!(crd.spec.scope, "Namespaced");
+        }
+    }
 
     #[test]
     fn the_config_holds_kwoks_stages_and_the_istiod_forward() {

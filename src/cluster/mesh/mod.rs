@@ -6,6 +6,7 @@
 //! that Pod Running ([`istiod`]). Each process logs into the cluster's directory and ends with
 //! the cell (stopped, dropped, or with the harness).
 
+mod exec;
 mod istiod;
 mod kwok;
 mod podnet;
@@ -18,7 +19,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use super::{ClusterError, certs, kubeconfig};
-use crate::sandbox::{NetworkCommands, unix};
+use crate::sandbox::{LearnerCommands, NetworkCommands, unix};
+
+pub use exec::{pod_tools, shim};
 
 /// The binaries a live mesh adds to the local cluster's, for one Istio version.
 #[derive(Clone, Debug)]
@@ -139,6 +142,10 @@ pub struct Start<'a> {
     /// The API server's version, which the simulated node's kubelet reports.
     pub version: &'a str,
     pub keep: bool,
+    /// What runs `kubectl exec` into a Pod: learner commands in the Pod's network.
+    pub learner: &'a LearnerCommands,
+    /// The host directory of the learner's tools (`SHARE/bin`): names `kubectl exec` finds.
+    pub learner_bin: &'a Path,
 }
 
 /// Starts the controllers and kwok, registers the simulated node and waits until it is Ready,
@@ -162,7 +169,7 @@ pub async fn start(s: Start<'_>) -> Result<Mesh, ClusterError> {
 }
 
 /// The watch that starts the Pods' proxies.
-fn sidecars(s: &Start<'_>) -> sidecar::Sidecars {
+fn sidecars(s: &Start<'_>, kwok: u32) -> Result<sidecar::Sidecars, ClusterError> {
     sidecar::Sidecars::watch(sidecar::Watch {
         client: s.client.clone(),
         commands: s.commands.clone(),
@@ -175,7 +182,10 @@ fn sidecars(s: &Start<'_>) -> sidecar::Sidecars {
         echo: s.tools.echo_server.clone(),
         dir: s.dir.to_owned(),
         keep: s.keep,
+        learner: s.learner.clone(),
+        kwok,
     })
+    .map_err(|e| ClusterError::Io(format!("the socket of the Pods' exec: {e}")))
 }
 
 /// What [`start`] does, into `mesh`.
@@ -222,11 +232,16 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
         &s.tools.kube_scheduler,
         &scheduler,
     )?;
-    // kwok's PortForward CRD before kwok, which follows the Pods' rules in it.
-    portforward::install_crd(s.client).await?;
+    // kwok's CRDs before kwok, which follows the Pods' rules in them.
+    kwok::install_crds(s.client).await?;
     kwok::release_lease(s.client).await?;
     let kwok_args = kwok::args(&config, &kwok_config, &cert, &key);
-    mesh.spawn_kwok(s.commands, &s.tools.kwok, &kwok_args)?;
+    let learner_path = s.learner.env().get("PATH").cloned().unwrap_or_default();
+    let mut names = exec::path_dirs(&learner_path);
+    names.push(s.learner_bin.to_owned());
+    let kwok_env = exec::prepare(s.dir, &names)
+        .map_err(|e| io(format!("the commands of the Pods' exec: {e}")))?;
+    let kwok = mesh.spawn_kwok(s.commands, &s.tools.kwok, &kwok_args, kwok_env)?;
 
     kwok::register_node(s.client, s.version).await?;
     if let Err(detail) = kwok::wait_ready(s.client, NODE_READY).await {
@@ -249,7 +264,7 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
     // one was: with istiod answering and its Pods' proxies ready (started once istiod answers,
     // so their first requests to it do not fail and back off).
     if !restored_istiod {
-        mesh.sidecars = Some(sidecars(s));
+        mesh.sidecars = Some(sidecars(s, kwok)?);
     } else {
         let ready = std::net::SocketAddr::from(([127, 0, 0, 1], istiod::READY_PORT));
         let network = s.commands.network();
@@ -265,7 +280,7 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
                 ),
             });
         }
-        mesh.sidecars = Some(sidecars(s));
+        mesh.sidecars = Some(sidecars(s, kwok)?);
         // And with the proxies of its Running injected Pods ready.
         if let Some(sidecars) = &mesh.sidecars
             && let Err(detail) = sidecars.wait_ready(s.client, PROXIES_READY).await
@@ -298,20 +313,32 @@ impl Mesh {
         self.spawn_with(commands, name, binary, args, |_| Ok(()))
     }
 
-    /// kwok, confined with Landlock ([`unix::confine`]): it follows port-forward rules from
-    /// `PortForward` resources the learner may write too, and a rule's `command` is run by kwok;
-    /// confined, kwok can execute nothing but itself (and its ELF interpreter), write no file
-    /// and signal no process outside it.
+    /// kwok, confined with Landlock ([`unix::confine`]): it follows port-forward and exec rules
+    /// from resources the learner may write too, and runs a rule's command; confined, kwok can
+    /// execute nothing but itself and labcheck's exec ([`exec`], which asks the harness: its
+    /// PATH), write no file and signal no process outside it.
     fn spawn_kwok(
         &mut self,
         commands: &NetworkCommands,
         binary: &Path,
         args: &[String],
-    ) -> Result<(), ClusterError> {
+        env: Vec<(String, std::ffi::OsString)>,
+    ) -> Result<u32, ClusterError> {
+        let me = std::env::current_exe()
+            .map_err(|e| ClusterError::Io(format!("labcheck's own path: {e}")))?;
+        let allowed: Vec<PathBuf> = executables(binary)
+            .into_iter()
+            .chain(executables(&me))
+            .collect();
         self.spawn_with(commands, "kwok", binary, args, |cmd| {
-            unix::confine(cmd, &executables(binary), &[])
+            cmd.envs(env);
+            unix::confine(cmd, &allowed, &[])
                 .map_err(|e| ClusterError::Io(format!("cannot confine kwok with Landlock: {e}")))
-        })
+        })?;
+        self.processes
+            .last()
+            .and_then(|p| p.child.id())
+            .ok_or_else(|| ClusterError::Io("kwok ended as it started".to_owned()))
     }
 
     fn spawn_with(

@@ -19,7 +19,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,13 +27,16 @@ use k8s_openapi::api::core::v1::{Container, Pod};
 use kube::api::Api;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 
-use super::{podnet, portforward};
-use crate::sandbox::{NetworkCommands, unix};
+use super::{exec, kwok, podnet, portforward};
+use crate::sandbox::{LearnerCommands, NetworkCommands, unix};
 
 mod app;
 mod capture;
 mod env;
+mod process;
 mod volumes;
+
+use process::{end, log_file, spawn_agent, spawn_app};
 
 /// The proxy container's name in an injected Pod (and a gateway's).
 const PROXY_CONTAINER: &str = "istio-proxy";
@@ -53,6 +55,10 @@ pub struct Watch {
     /// The cluster's directory: logs, and `pods/` with each proxy's working directory.
     pub dir: PathBuf,
     pub keep: bool,
+    /// What runs `kubectl exec` into a Pod's container ([`exec`]).
+    pub learner: LearnerCommands,
+    /// kwok's pid: the only process whose children's execs are served.
+    pub kwok: u32,
 }
 
 /// One Pod's running processes: its proxy and its application containers.
@@ -68,6 +74,8 @@ struct Proxy {
     net: podnet::PodNet,
     /// The relays kwok's port-forward rule for the Pod targets.
     relays: portforward::Relays,
+    /// The containers `kubectl exec` enters, by name.
+    targets: exec::Targets,
 }
 
 /// Where pilot-agent answers its readiness probe (Envoy has taken its listeners and clusters):
@@ -81,21 +89,34 @@ pub struct Sidecars {
     running: Arc<Mutex<BTreeMap<String, Proxy>>>,
     commands: NetworkCommands,
     keep: bool,
+    /// Runs `kubectl exec` into the running Pods.
+    _exec: exec::Server,
 }
 
 impl Sidecars {
-    /// Starts watching the cell's Pods.
-    pub fn watch(w: Watch) -> Sidecars {
-        let running = Arc::new(Mutex::new(BTreeMap::new()));
+    /// Starts watching the cell's Pods, and serving `kubectl exec` into those it runs.
+    pub fn watch(w: Watch) -> std::io::Result<Sidecars> {
+        let running: Arc<Mutex<BTreeMap<String, Proxy>>> = Arc::new(Mutex::new(BTreeMap::new()));
+        let lookup: exec::Lookup = {
+            let running = running.clone();
+            Arc::new(move |uid: &str, container: &str| {
+                let running = lock(&running);
+                let pod = running.get(uid)?;
+                let target = pod.targets.get(container)?.clone();
+                Some((pod.net.commands.network().clone(), target))
+            })
+        };
+        let server = exec::Server::listen(&w.dir, w.learner.clone(), lookup, w.kwok)?;
         let keep = w.keep;
         let commands = w.commands.clone();
         let task = tokio::spawn(follow(w, running.clone()));
-        Sidecars {
+        Ok(Sidecars {
             task,
             running,
             commands,
             keep,
-        }
+            _exec: server,
+        })
     }
 
     /// The pids of the running proxies' agents (each leads a process group with its Envoy) and
@@ -195,58 +216,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Stops a Pod's processes and removes its network: its applications; Envoy, which its agent
-/// (its parent) then reaps, so that no Envoy is left for the machine's init to collect while the
-/// cell's control group goes; then the agent's process group as every cluster process stops.
-async fn end(cell: &NetworkCommands, mut proxy: Proxy) {
-    // No new port-forwarded connection from here on.
-    drop(proxy.relays);
-    futures::future::join_all(proxy.apps.iter_mut().map(super::stop)).await;
-    let Some(mut child) = proxy.child.take() else {
-        podnet::remove(cell, &proxy.net.host_end).await;
-        return;
-    };
-    if let Some(agent) = child.id() {
-        let children = children_of(agent);
-        for &pid in &children {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-        let started = Instant::now();
-        while children.iter().any(|pid| is_child_of(*pid, agent))
-            && started.elapsed() < Duration::from_secs(2)
-        {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-    super::stop(&mut child).await;
-    podnet::remove(cell, &proxy.net.host_end).await;
-}
-
-/// The processes whose parent is `parent` (the agent's Envoy).
-fn children_of(parent: u32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| is_child_of(*pid, parent))
-        .collect()
-}
-
-/// Whether `pid` is still a process (not yet reaped) whose parent is `parent`.
-fn is_child_of(pid: i32, parent: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let (_, rest) = stat.rsplit_once(')')?;
-            rest.split_whitespace().nth(1)?.parse::<u32>().ok()
-        })
-        .is_some_and(|ppid| ppid == parent)
-}
-
 /// Follows the cell's Pods for its lifetime (until aborted).
 async fn follow(w: Watch, running: Arc<Mutex<BTreeMap<String, Proxy>>>) {
     let api: Api<Pod> = Api::all(w.client.clone());
@@ -278,7 +247,9 @@ async fn follow(w: Watch, running: Arc<Mutex<BTreeMap<String, Proxy>>>) {
                     &w.dir,
                     &format!("the Pod {}/{} ends", proxy.namespace, proxy.name),
                 );
-                portforward::delete(&w.client, &proxy.namespace, &proxy.name).await;
+                for kind in ["PortForward", "Exec"] {
+                    kwok::delete_rule(&w.client, kind, &proxy.namespace, &proxy.name).await;
+                }
                 end(&w.commands, proxy).await;
             }
         }
@@ -385,6 +356,7 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
         apps: Vec::new(),
         net,
         relays: portforward::Relays::default(),
+        targets: exec::Targets::new(),
     };
     let run = async {
         started.relays = portforward::relay(
@@ -395,6 +367,10 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
         .map_err(|e| format!("the Pod's port-forward relays: {e}"))?;
         portforward::apply(&w.client, pod, &started.relays).await?;
         if let Some((args, vars, group)) = proxy {
+            if let Some(container) = proxy_container(pod) {
+                let target = exec_target(exec::PROXY_IMAGE, pod, container, vars.clone());
+                started.targets.insert(container.name.clone(), target);
+            }
             let log = log_file(w, &format!("proxy-{namespace}-{name}.log"))?;
             if let Some(init) = capture::container(pod) {
                 capture::run(&started.net.commands, &w.agent, pod, init, &workdir, &log).await?;
@@ -413,7 +389,11 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
             let log = log_file(w, &format!("app-{namespace}-{name}-{}.log", container.name))?;
             let child = spawn_app(w, &started.net.commands, pod, container, &workdir, log)?;
             started.apps.push(child);
+            let target = exec_target(exec::APP_IMAGE, pod, container, app::env(pod, container));
+            started.targets.insert(container.name.clone(), target);
         }
+        let containers: Vec<String> = started.targets.keys().cloned().collect();
+        kwok::apply_rule(&w.client, &exec::rule(pod, &containers)).await?;
         Ok::<_, String>(())
     };
     match run.await {
@@ -422,6 +402,28 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
             end(&w.commands, started).await;
             Err(e)
         }
+    }
+}
+
+/// How `kubectl exec` enters `container` of an image: with its environment `env`, in its
+/// working directory.
+fn exec_target(
+    image: &'static str,
+    pod: &Pod,
+    container: &Container,
+    mut env: Vec<(String, String)>,
+) -> exec::Target {
+    // A container's hostname is its Pod's name.
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    env.insert(0, ("HOSTNAME".to_owned(), name));
+    exec::Target {
+        image,
+        env,
+        workdir: container
+            .working_dir
+            .clone()
+            .filter(|d| d.starts_with('/'))
+            .unwrap_or_else(|| "/".to_owned()),
     }
 }
 
@@ -457,90 +459,6 @@ async fn prepare_proxy(
 
 /// The proxy's group when its container names none: the istio-proxy image's user and group.
 const PROXY_GROUP: u32 = 1337;
-
-/// Creates a log file in the cluster's directory.
-fn log_file(w: &Watch, name: &str) -> Result<std::fs::File, String> {
-    let path = w.dir.join(name);
-    std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Starts the proxy's agent in the Pod's namespace, confined. It runs with the proxy
-/// container's group, which the capture's `--gid-owner` rule lets out uncaptured (its user
-/// stays root: the tools it executes lie under root's home, which no other user may enter).
-fn spawn_agent(
-    w: &Watch,
-    net: &NetworkCommands,
-    workdir: &Path,
-    args: Vec<String>,
-    vars: Vec<(String, String)>,
-    group: u32,
-    log: std::fs::File,
-) -> Result<tokio::process::Child, String> {
-    let err = log.try_clone().map_err(|e| e.to_string())?;
-    let host_path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
-    let mut command = net.command(&w.agent);
-    // The agent and its Envoy act on what the Pod's spec and the mesh's configuration say (the
-    // learner's), as root outside the cell's sandbox: confined, they execute only themselves and
-    // write only beneath the Pod's working directory.
-    let executables: Vec<PathBuf> = super::executables(&w.agent)
-        .into_iter()
-        .chain(super::executables(&w.envoy))
-        .collect();
-    crate::sandbox::unix::confine(&mut command, &executables, &[workdir.to_owned()])
-        .map_err(|e| format!("cannot confine the proxy with Landlock: {e}"))?;
-    command
-        .current_dir(workdir)
-        .gid(group)
-        .env_clear()
-        .env("PATH", host_path)
-        .envs(vars)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(log))
-        .stderr(Stdio::from(err))
-        .spawn()
-        .map_err(|e| format!("{}: {e}", w.agent.display()))
-}
-
-/// Starts an application container's echo server in the Pod's namespace, confined: it executes
-/// only itself and writes only beneath its own directory in the Pod's.
-fn spawn_app(
-    w: &Watch,
-    net: &NetworkCommands,
-    pod: &Pod,
-    container: &Container,
-    workdir: &Path,
-    log: std::fs::File,
-) -> Result<tokio::process::Child, String> {
-    let dir = workdir.join("containers").join(&container.name);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let vars = app::env(pod, container);
-    let args = app::args(pod, container, &vars);
-    let err = log.try_clone().map_err(|e| e.to_string())?;
-    let mut command = net.command(&w.echo);
-    crate::sandbox::unix::confine(
-        &mut command,
-        &super::executables(&w.echo),
-        std::slice::from_ref(&dir),
-    )
-    .map_err(|e| {
-        format!(
-            "cannot confine container {} with Landlock: {e}",
-            container.name
-        )
-    })?;
-    command
-        .current_dir(&dir)
-        .env_clear()
-        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
-        .envs(vars)
-        .args(&args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(log))
-        .stderr(Stdio::from(err))
-        .spawn()
-        .map_err(|e| format!("container {} ({}): {e}", container.name, w.echo.display()))
-}
 
 /// Writes a line of the harness's into `sidecars.log`.
 fn note(dir: &Path, line: &str) {

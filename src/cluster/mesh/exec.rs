@@ -1,0 +1,344 @@
+//! `kubectl exec` into a live mesh's Pod, as a container runtime runs a command in a running
+//! container. The API server sends `pods/exec` to kwok, the node's kubelet, which follows a rule
+//! per Pod: a kwok `Exec` (its CRD installed by the cell) named as the Pod, owned by it, with a
+//! target per container the cell runs. kwok runs the command by name from its PATH, a directory
+//! of the cluster's (`exec-bin/`) where every name a command may have — those on the learner's
+//! PATH and the images' own programs — is labcheck itself ([`shim`]). Run so, labcheck hands
+//! its standard input, output and error over a socket beside that directory to the harness
+//! ([`Server`]), with the Pod, the container and the command, and exits as the command does.
+//!
+//! The harness runs the command only for a container the cell runs, as a learner command: every
+//! namespace of the cell but the network, which is the Pod's; a container's capabilities; the
+//! container's environment and working directory; the image's programs first on its PATH
+//! (`SHARE/pod/<image>/`: the echo image's `client` and `server`, the proxy's `pilot-agent` and
+//! `envoy`). So `kubectl exec deploy/X -- curl …` sends a request from the Pod's address through
+//! its sidecar, and nothing run so reaches further than a learner's own command.
+
+mod shim;
+
+pub use shim::shim;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Pod;
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
+use tokio::net::{UnixListener, UnixStream};
+
+use super::MeshTools;
+use crate::sandbox::{LearnerCommands, Network, SHARE};
+
+/// The variable in kwok's environment naming the directory of the socket.
+const SOCKET_DIR: &str = "LABCHECK_POD_EXEC_DIR";
+/// The socket's name in that directory.
+const SOCKET: &str = "exec.sock";
+/// The variables an `Exec` target sets: the Pod's uid and the container's name.
+const POD: &str = "LABCHECK_POD";
+const CONTAINER: &str = "LABCHECK_CONTAINER";
+/// The directory of the cluster's that kwok finds commands in.
+const BIN: &str = "exec-bin";
+/// A request's most bytes (the command's arguments).
+const MAX_REQUEST: usize = 1 << 20;
+
+/// What kwok's exec asks the harness: a command in a container of a Pod.
+#[derive(Debug, Serialize, Deserialize)]
+struct Request {
+    pod: String,
+    container: String,
+    /// The command, its name first, as bytes.
+    argv: Vec<Vec<u8>>,
+}
+
+/// A container the cell runs, as `kubectl exec` enters it.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// The image's programs: a directory under `SHARE/pod` ([`pod_tools`]).
+    pub image: &'static str,
+    /// The container's environment, resolved.
+    pub env: Vec<(String, String)>,
+    /// The container's working directory (`/` when it names none).
+    pub workdir: String,
+}
+
+/// The image directory of the echo app's containers.
+pub const APP_IMAGE: &str = "app";
+/// The image directory of the proxy's container.
+pub const PROXY_IMAGE: &str = "istio-proxy";
+
+/// The images' programs a cell shows under `SHARE/pod`, by `<image>/<name>`.
+pub fn pod_tools(tools: &MeshTools) -> Vec<(String, PathBuf)> {
+    [
+        (APP_IMAGE, "client", &tools.echo_client),
+        (APP_IMAGE, "server", &tools.echo_server),
+        (PROXY_IMAGE, "pilot-agent", &tools.pilot_agent),
+        (PROXY_IMAGE, "envoy", &tools.envoy),
+    ]
+    .into_iter()
+    .map(|(image, name, path)| (format!("{image}/{name}"), path.clone()))
+    .collect()
+}
+
+/// Makes `dir/exec-bin` with every name of `dirs` (and the images' programs) linked to this
+/// executable; returns kwok's environment: that directory as its PATH, the socket's directory.
+pub fn prepare(dir: &Path, dirs: &[PathBuf]) -> io::Result<Vec<(String, OsString)>> {
+    let me = std::env::current_exe()?;
+    let bin = dir.join(BIN);
+    let _ = std::fs::remove_dir_all(&bin);
+    std::fs::create_dir_all(&bin)?;
+    let mut names: std::collections::BTreeSet<OsString> = ["client", "server", "pilot-agent"]
+        .into_iter()
+        .map(OsString::from)
+        .collect();
+    for d in dirs {
+        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
+            names.insert(e.file_name());
+        }
+    }
+    for name in names {
+        std::os::unix::fs::symlink(&me, bin.join(name))?;
+    }
+    Ok(vec![
+        ("PATH".into(), bin.into_os_string()),
+        (SOCKET_DIR.into(), dir.as_os_str().to_owned()),
+    ])
+}
+
+/// The directories on a PATH.
+pub fn path_dirs(path: &std::ffi::OsStr) -> Vec<PathBuf> {
+    std::env::split_paths(path).collect()
+}
+
+/// The `Exec` rule kwok follows for `pod`: named as it, owned by it, a target per container.
+pub fn rule(pod: &Pod, containers: &[String]) -> serde_json::Value {
+    let uid = pod.metadata.uid.clone().unwrap_or_default();
+    let execs: Vec<serde_json::Value> = containers
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "containers": [c],
+                "local": {"envs": [
+                    {"name": POD, "value": uid},
+                    {"name": CONTAINER, "value": c},
+                ]},
+            })
+        })
+        .collect();
+    super::kwok::rule(
+        pod,
+        "Exec",
+        "kwok (the simulated node's kubelet) runs a command in this Pod's containers through \
+         labcheck, as a container runtime runs one in a container",
+        serde_json::json!({"execs": execs}),
+    )
+}
+
+/// Looks a running container up: its Pod's network namespace and the container.
+pub type Lookup = Arc<dyn Fn(&str, &str) -> Option<(Network, Target)> + Send + Sync>;
+
+/// The harness's end of the socket: runs what kwok's exec asks.
+#[derive(Debug)]
+pub struct Server {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Server {
+    /// Listens on the socket in `dir` (made through a descriptor of `dir`, so its path's length
+    /// does not matter) for the execs of the cell's kwok, process `kwok`: a request from any
+    /// other process (another cell's kwok, told of this socket by a rule of its learner's) is
+    /// refused.
+    pub fn listen(
+        dir: &Path,
+        learner: LearnerCommands,
+        lookup: Lookup,
+        kwok: u32,
+    ) -> io::Result<Server> {
+        let dir_fd = std::fs::File::open(dir)?;
+        let at = PathBuf::from(format!("/proc/self/fd/{}/{SOCKET}", dir_fd.as_raw_fd()));
+        let _ = std::fs::remove_file(&at);
+        let listener = UnixListener::bind(&at)?;
+        let learner = Arc::new(learner);
+        let task = tokio::spawn(async move {
+            let _dir = dir_fd;
+            while let Ok((stream, _)) = listener.accept().await {
+                if from_child_of(&stream, kwok) {
+                    tokio::spawn(serve(stream, learner.clone(), lookup.clone()));
+                }
+            }
+        });
+        Ok(Server { task })
+    }
+}
+
+/// Whether the peer of `stream` is a child of process `parent`.
+fn from_child_of(stream: &UnixStream, parent: u32) -> bool {
+    let Some(pid) = stream.peer_cred().ok().and_then(|c| c.pid()) else {
+        return false;
+    };
+    crate::sandbox::unix::parent_of(pid) == Some(parent)
+}
+
+/// Serves one exec: reads the request and its descriptors, runs the command, answers its exit
+/// status. A command whose caller goes (kwok ended the exec) is killed.
+async fn serve(mut stream: UnixStream, learner: Arc<LearnerCommands>, lookup: Lookup) {
+    let Ok((request, fds)) = receive(&stream).await else {
+        return;
+    };
+    let [stdin, stdout, stderr] = fds;
+    let status = match start(&learner, &lookup, &request, stdin, stdout, &stderr) {
+        Ok(mut child) => {
+            let mut probe = [0u8; 1];
+            tokio::select! {
+                status = child.wait() => status.map_or(1, code),
+                _ = stream.read(&mut probe) => {
+                    if let Some(pid) = child.id() {
+                        crate::sandbox::unix::kill_group(pid as i32, libc::SIGKILL);
+                    }
+                    let _ = child.wait().await;
+                    return;
+                }
+            }
+        }
+        Err((code, message)) => {
+            let mut err = std::fs::File::from(stderr);
+            let _ = std::io::Write::write_all(&mut err, format!("{message}\n").as_bytes());
+            code
+        }
+    };
+    let _ = stream.write_all(&status.to_le_bytes()).await;
+}
+
+/// An exit status as a shell gives it: the code, or 128 and the signal.
+fn code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1)
+}
+
+/// Starts the command in the container; a refusal is an exit code and what to print.
+fn start(
+    learner: &LearnerCommands,
+    lookup: &Lookup,
+    request: &Request,
+    stdin: OwnedFd,
+    stdout: OwnedFd,
+    stderr: &OwnedFd,
+) -> Result<tokio::process::Child, (i32, String)> {
+    let (network, target) = lookup(&request.pod, &request.container).ok_or_else(|| {
+        (
+            126,
+            format!(
+                "container {:?} is not running (Pod uid {})",
+                request.container, request.pod
+            ),
+        )
+    })?;
+    let Some((program, args)) = request.argv.split_first() else {
+        return Err((126, "no command".to_owned()));
+    };
+    let program = OsString::from_vec(program.clone());
+    let mut env = learner.env().clone();
+    env.remove("KUBECONFIG");
+    let mut path = OsString::from(format!("{SHARE}/pod/{}:", target.image));
+    path.push(env.get("PATH").cloned().unwrap_or_default());
+    env.insert("PATH".to_owned(), path);
+    for (k, v) in &target.env {
+        env.insert(k.clone(), v.into());
+    }
+    let err = stderr
+        .try_clone()
+        .map_err(|e| (126, format!("cannot pass the error output on: {e}")))?;
+    let mut command = learner.command(&network, Path::new(&target.workdir), &program);
+    command
+        .envs(env)
+        .args(args.iter().map(|a| std::ffi::OsStr::from_bytes(a)))
+        .stdin(Stdio::from(stdin))
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(err))
+        .kill_on_drop(true);
+    command.spawn().map_err(|e| {
+        let name = program.to_string_lossy();
+        match e.kind() {
+            io::ErrorKind::NotFound => (
+                127,
+                format!("exec: {name:?}: executable file not found in $PATH"),
+            ),
+            _ => (126, format!("exec: {name:?}: {e}")),
+        }
+    })
+}
+
+/// Reads a request: its length and its JSON, the three descriptors sent with its first bytes.
+async fn receive(stream: &UnixStream) -> io::Result<(Request, [OwnedFd; 3])> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let (n, fds) = loop {
+        stream.readable().await?;
+        match stream.try_io(Interest::READABLE, || {
+            recv_with_fds(stream.as_raw_fd(), &mut buf)
+        }) {
+            Ok(got) => break got,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let fds: [OwnedFd; 3] = fds
+        .try_into()
+        .map_err(|_| io::Error::other("a request without its three descriptors"))?;
+    let mut got = buf[..n].to_vec();
+    let len = got
+        .get(..4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        .ok_or_else(|| io::Error::other("a request without its length"))?;
+    if len > MAX_REQUEST {
+        return Err(io::Error::other("a request too long"));
+    }
+    while got.len() < 4 + len {
+        let mut more = vec![0u8; 4 + len - got.len()];
+        let n = stream.try_read(&mut more);
+        match n {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got.extend_from_slice(&more[..n]),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => stream.readable().await?,
+            Err(e) => return Err(e),
+        }
+    }
+    let request = serde_json::from_slice(&got[4..4 + len])?;
+    Ok((request, fds))
+}
+
+/// One `recvmsg`: the bytes read and the descriptors that came with them.
+fn recv_with_fds(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Vec<OwnedFd>)> {
+    use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
+    let mut iov = [io::IoSliceMut::new(buf)];
+    let mut space = nix::cmsg_space!([RawFd; 3]);
+    let msg = recvmsg::<()>(fd, &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC)?;
+    let mut fds = Vec::new();
+    for c in msg.cmsgs()? {
+        if let ControlMessageOwned::ScmRights(received) = c {
+            // SAFETY: descriptors just received are this process's, owned by no one else.
+            fds.extend(
+                received
+                    .into_iter()
+                    .map(|f| unsafe { OwnedFd::from_raw_fd(f) }),
+            );
+        }
+    }
+    Ok((msg.bytes, fds))
+}
+
+/// The targets of a Pod's running containers, by name, for its rule and [`Lookup`].
+pub type Targets = BTreeMap<String, Target>;
