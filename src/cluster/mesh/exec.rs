@@ -44,6 +44,8 @@ const POD: &str = "LABCHECK_POD";
 const CONTAINER: &str = "LABCHECK_CONTAINER";
 /// The directory of the cluster's that kwok finds commands in.
 const BIN: &str = "exec-bin";
+/// How long an exec waits for its container's processes to start.
+const STARTING: std::time::Duration = std::time::Duration::from_secs(30);
 /// A request's most bytes (the command's arguments).
 const MAX_REQUEST: usize = 1 << 20;
 
@@ -197,7 +199,14 @@ async fn serve(mut stream: UnixStream, learner: Arc<LearnerCommands>, lookup: Lo
         return;
     };
     let [stdin, stdout, stderr] = fds;
-    let status = match start(&learner, &lookup, &request, stdin, stdout, &stderr) {
+    // kwok reports a container running as its Pod starts; its processes follow within moments.
+    let started = std::time::Instant::now();
+    let mut found = lookup(&request.pod, &request.container);
+    while found.is_none() && started.elapsed() < STARTING {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        found = lookup(&request.pod, &request.container);
+    }
+    let status = match start(&learner, found, &request, stdin, stdout, &stderr) {
         Ok(mut child) => {
             let mut probe = [0u8; 1];
             tokio::select! {
@@ -232,13 +241,13 @@ fn code(status: std::process::ExitStatus) -> i32 {
 /// Starts the command in the container; a refusal is an exit code and what to print.
 fn start(
     learner: &LearnerCommands,
-    lookup: &Lookup,
+    found: Option<(Network, Target)>,
     request: &Request,
     stdin: OwnedFd,
     stdout: OwnedFd,
     stderr: &OwnedFd,
 ) -> Result<tokio::process::Child, (i32, String)> {
-    let (network, target) = lookup(&request.pod, &request.container).ok_or_else(|| {
+    let (network, target) = found.ok_or_else(|| {
         (
             126,
             format!(

@@ -86,6 +86,8 @@ const READY_PORT: u16 = 15020;
 #[derive(Debug)]
 pub struct Sidecars {
     task: tokio::task::JoinHandle<()>,
+    /// Gives Pods their exec rules.
+    rules: tokio::task::JoinHandle<()>,
     running: Arc<Mutex<BTreeMap<String, Proxy>>>,
     commands: NetworkCommands,
     keep: bool,
@@ -109,9 +111,11 @@ impl Sidecars {
         let server = exec::Server::listen(&w.dir, w.learner.clone(), lookup, w.kwok)?;
         let keep = w.keep;
         let commands = w.commands.clone();
+        let rules = tokio::spawn(rule_execs(w.client.clone(), w.dir.clone()));
         let task = tokio::spawn(follow(w, running.clone()));
         Ok(Sidecars {
             task,
+            rules,
             running,
             commands,
             keep,
@@ -188,6 +192,7 @@ impl Sidecars {
 
     /// Ends the watch, then every proxy (all at once).
     pub async fn stop(&mut self) {
+        self.rules.abort();
         self.task.abort();
         let _ = (&mut self.task).await;
         let proxies: Vec<Proxy> = std::mem::take(&mut *lock(&self.running))
@@ -200,6 +205,7 @@ impl Sidecars {
 
 impl Drop for Sidecars {
     fn drop(&mut self) {
+        self.rules.abort();
         self.task.abort();
         if self.keep {
             return;
@@ -214,6 +220,40 @@ impl Drop for Sidecars {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Gives each Pod its exec rule as soon as it is created, before it is scheduled and kwok makes
+/// it Running, so that `kubectl exec` right after `rollout status` finds it (and waits for the
+/// processes, which [`follow`] starts one Pod after another). For the cell's lifetime.
+async fn rule_execs(client: kube::Client, dir: PathBuf) {
+    let api: Api<Pod> = Api::all(client.clone());
+    let (reader, writer) = reflector::store();
+    let events = reflector(writer, watcher(api, watcher::Config::default())).default_backoff();
+    let mut events = std::pin::pin!(events);
+    let mut ruled: BTreeSet<String> = BTreeSet::new();
+    while let Some(event) = events.next().await {
+        if event.is_err() {
+            continue;
+        }
+        let pods = reader.state();
+        ruled.retain(|uid| pods.iter().any(|p| p.metadata.uid.as_ref() == Some(uid)));
+        for pod in &pods {
+            let Some(uid) = pod.metadata.uid.clone() else {
+                continue;
+            };
+            let containers = exec_containers(pod);
+            if containers.is_empty() || ruled.contains(&uid) {
+                continue;
+            }
+            if let Err(e) = kwok::apply_rule(&client, &exec::rule(pod, &containers)).await {
+                note(
+                    &dir,
+                    &format!("cannot let {} be exec'd into: {e}", pod_name(pod)),
+                );
+            }
+            ruled.insert(uid);
+        }
+    }
 }
 
 /// Follows the cell's Pods for its lifetime (until aborted).
@@ -283,6 +323,16 @@ async fn follow(w: Watch, running: Arc<Mutex<BTreeMap<String, Proxy>>>) {
             }
         }
     }
+}
+
+/// The containers of a Pod the cell runs, which `kubectl exec` enters: its proxy and its
+/// application containers ([`app`]).
+fn exec_containers(pod: &Pod) -> Vec<String> {
+    proxy_container(pod)
+        .into_iter()
+        .chain(app::containers(pod))
+        .map(|c| c.name.clone())
+        .collect()
 }
 
 /// Whether a Pod gets a proxy: Running with an IP, not being deleted, with an `istio-proxy`
@@ -392,8 +442,6 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
             let target = exec_target(exec::APP_IMAGE, pod, container, app::env(pod, container));
             started.targets.insert(container.name.clone(), target);
         }
-        let containers: Vec<String> = started.targets.keys().cloned().collect();
-        kwok::apply_rule(&w.client, &exec::rule(pod, &containers)).await?;
         Ok::<_, String>(())
     };
     match run.await {

@@ -1,10 +1,13 @@
 @mesh
-Feature: Self-test: two injected Pods of the echo app, ready for a request through both sidecars
+Feature: Self-test: from one injected Pod of the echo app, kubectl exec sends a request through both sidecars
   Istio is installed with `istioctl install -y`; in a namespace labelled for injection, a
   Deployment `web` of Istio's echo app behind a Service, and a Deployment `client` of the same
   app. The cell runs each Pod's traffic capture, proxy and echo server; both proxies are SYNCED
-  and the client's Envoy knows the web Pod as the Service's endpoint. tests/cli/mesh.rs keeps
-  the cell and sends a request from the client Pod's app to the Service, through both Envoys.
+  and the client's Envoy knows the web Pod as the Service's endpoint. `kubectl exec` into the
+  client Pod runs the echo image's `client` there: its request to the Service's ClusterIP goes
+  through both Envoys. What `kubectl exec` runs is a learner's command in the Pod's network: it
+  writes where the learner writes (tests/cli/mesh.rs finds nothing on the host), and it cannot
+  change the Pod's network or its traffic capture.
 
   Background:
     Given the lab directory "/root/labcheck-traffic"
@@ -39,3 +42,30 @@ Feature: Self-test: two injected Pods of the echo app, ready for a request throu
     And the file "/root/labcheck-traffic/proxy-status.txt" should match "web-[a-z0-9]+-[a-z0-9]+\.shop +Kubernetes +SYNCED"
     And the file "/root/labcheck-traffic/proxy-status.txt" should match "client-[a-z0-9]+-[a-z0-9]+\.shop +Kubernetes +SYNCED"
     And the query '[.[].hostStatuses[].address.socketAddress | "\(.address):\(.portValue)"]' on "/root/labcheck-traffic/endpoints.json" should equal the query '[.items[] | select(.metadata.namespace == "shop" and .metadata.labels.app == "web") | "\(.status.podIP):8080"]' over the cluster's "pods"
+
+  Scenario: kubectl exec into the client Pod sends a request through both sidecars, as a learner's command
+    When the learner runs:
+      """
+      cd /root/labcheck-traffic
+      IP=$(kubectl -n shop get service web -o jsonpath='{.spec.clusterIP}')
+      kubectl -n shop exec deploy/client -- client --timeout 5s http://$IP:80/through-the-mesh > answer.txt 2>&1
+      kubectl -n shop exec deploy/client -c istio-proxy -- pilot-agent request GET clusters > clusters.txt
+      kubectl -n shop exec deploy/client -- sh -c 'ip -4 -o addr show eth0 | grep -o "inet [0-9.]*" | cut -d" " -f2' > pod-ip.txt
+      kubectl -n shop exec deploy/client -- sh -c 'echo "$HOSTNAME" > /root/labcheck-traffic/from-the-pod.txt'
+      kubectl -n shop exec deploy/client -c istio-proxy -- iptables -t nat -F > flush.txt 2>&1 || true
+      kubectl -n shop exec deploy/client -- ip link add probe0 type dummy > link.txt 2>&1 || true
+      kubectl -n shop exec deploy/client -- no-such-command > missing.txt 2>&1 || true
+      """
+    Then the last command should succeed
+    And the file "/root/labcheck-traffic/answer.txt" should contain "StatusCode=200"
+    And the file "/root/labcheck-traffic/answer.txt" should contain "ResponseHeader=Server:envoy"
+    And the file "/root/labcheck-traffic/answer.txt" should contain "ResponseHeader=X-Envoy-Upstream-Service-Time:"
+    And the file "/root/labcheck-traffic/answer.txt" should contain "[0 body] IP=127.0.0.6"
+    And the file "/root/labcheck-traffic/answer.txt" should contain "URL=/through-the-mesh"
+    And the file "/root/labcheck-traffic/clusters.txt" should match "^outbound\|80\|\|web\.shop\.svc\.cluster\.local::[0-9.:]+::rq_success::[1-9]"
+    And the file "/root/labcheck-traffic/pod-ip.txt" should contain every line of the output of "kubectl -n shop get pod -l app=client -o jsonpath='{.items[0].status.podIP}'"
+    And the file "/root/labcheck-traffic/from-the-pod.txt" should contain every line of the output of "kubectl -n shop get pod -l app=client -o jsonpath='{.items[0].metadata.name}'"
+    And the file "/root/labcheck-traffic/flush.txt" should contain "Permission denied"
+    And the file "/root/labcheck-traffic/link.txt" should contain "Operation not permitted"
+    And the file "/root/labcheck-traffic/missing.txt" should contain "executable file not found in $PATH"
+    And the query '[.items[] | select(.metadata.namespace == "shop") | .metadata.name] | sort' over the cluster's "execs.kwok.x-k8s.io" should equal the query '[.items[] | select(.metadata.namespace == "shop") | .metadata.name] | sort' over the cluster's "pods"
