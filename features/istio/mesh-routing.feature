@@ -25,7 +25,7 @@
   トラフィックキャプチャと、pilot-agent と Envoy(アップストリーム版)が動きます。アプリのコンテナとして
   動くのは Istio の echo アプリ(イメージ gcr.io/istio-testing/app)だけで、受け取ったリクエストの内容と、
   Pod の version ラベルを ServiceVersion= の行で答えます。この環境には LoadBalancer も kube-proxy も
-  ないので、ClusterIP にはどこからも届きません。そこで、メッシュの外にあるあなたのシェルから、
+  ないので、あなたのシェルからは ClusterIP に届きません。そこで、メッシュの外にあるあなたのシェルから、
   イングレスゲートウェイの Pod の IP のポート 8080 へ直接 curl します(Service istio-ingressgateway の
   ポート 80 の targetPort で、ゲートウェイの Envoy はこのポートで待ち受けます。kubectl port-forward
   svc/istio-ingressgateway を使っても同じ Envoy に届きます)。kubectl exec は、動いているコンテナ
@@ -444,6 +444,8 @@
     # メッセージ: legacy の Pod にサイドカーが入っています。ネームスペース legacy に istio-injection のラベルを付けていないかを確かめてください。
     かつ クラスターの "pods" に対するクエリ '[.items[] | select(.metadata.namespace == "legacy" and .status.phase == "Running") | [.spec.initContainers[]?, .spec.containers[]] | map(.name)]' の値が [["app"]] と等しい
     かつ ファイル "/root/mesh-routing/out/plain-before.txt" が "^ServiceVersion=v1$" にマッチする
+    # メッセージ: plain-before.txt に curl の進捗表示が入っています。curl -sS で送ってください。
+    かつ ファイル "/root/mesh-routing/out/plain-before.txt" に "% Total" が含まれない
     かつ クラスターのネームスペース "shop" の "PeerAuthentication" "default" に対するクエリ '.spec.mtls.mode' の値が "STRICT" と等しい
     # チェック: plaintext-refused
     # メッセージ: STRICT にしたあとも、サイドカーのない Pod からの平文のリクエストが shop-v1 に届いています。PeerAuthentication が shop ネームスペースにあり、mode が STRICT かを確かめてください。

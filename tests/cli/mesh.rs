@@ -1,7 +1,8 @@
 //! The `@mesh` profile with real binaries: on both Istio versions a Deployment in a labelled
 //! namespace runs with its sidecar, the cell runs its Pod's proxy (pilot-agent and Envoy),
 //! `istioctl proxy-status` lists it SYNCED and `istioctl proxy-config` reads its Envoy; a request
-//! from one Pod's echo app to another's Service goes through both Pods' Envoys; a
+//! sent with `kubectl exec` from one Pod's echo app to another's Service goes through both Pods'
+//! Envoys, and writes nothing on the host; a
 //! learner's own kwok port-forward rule runs no command on the host, nor does a learner's Pod make
 //! its proxy write there; and whether the lab passes, fails or the run is ended
 //! by SIGTERM, a `@mesh` cell leaves no process (controllers, kwok, istiod and the proxies
@@ -141,7 +142,9 @@ fn an_injected_pods_proxy_runs_and_is_synced_on_both_versions() {
 }
 
 /// The Pods' processes a run's cells started: pids of the processes in a cell's control group of
-/// that run whose executable is pilot-agent, Envoy or the echo app's server, with that name.
+/// that run whose executable is pilot-agent, Envoy or the echo app's server, with that name; and
+/// those of `kubectl exec … sleep 300`: kwok's labcheck that handed it over (`exec`), and the
+/// command (`sleep`).
 fn proxies(run: u32) -> Vec<(u32, String)> {
     let suffix = format!("-{run}");
     let mut found = Vec::new();
@@ -163,6 +166,22 @@ fn proxies(run: u32) -> Vec<(u32, String)> {
             .unwrap_or_default();
         if name == "pilot-agent" || name == "envoy" || name == "echo-server" {
             found.push((pid, name));
+            continue;
+        }
+        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        if cmdline != b"sleep\x00300\x00" {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let parent = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .unwrap_or_default();
+        let parent = std::fs::read_link(format!("/proc/{parent}/exe")).unwrap_or_default();
+        match (name.as_str(), parent.file_name().and_then(|n| n.to_str())) {
+            ("labcheck", Some("kwok")) => found.push((pid, "exec".to_owned())),
+            ("sleep", _) => found.push((pid, name)),
+            _ => {}
         }
     }
     found
@@ -192,10 +211,15 @@ fn sigterm_ends_a_mesh_cell_with_proxies_running() {
         2,
         "{running:?}"
     );
-    // The Deployment's Pod is of the echo image: its app runs too.
+    // The Deployment's Pod is of the echo image: its app runs too, and so does the command
+    // `kubectl exec` runs in its container.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !running.iter().any(|(_, n)| n == "echo-server") {
-        assert!(Instant::now() < deadline, "no app runs: {running:?}");
+    let wanted = ["echo-server", "exec", "sleep"];
+    while !wanted.iter().all(|w| running.iter().any(|(_, n)| n == w)) {
+        assert!(
+            Instant::now() < deadline,
+            "no app or exec runs: {running:?}"
+        );
         std::thread::sleep(Duration::from_millis(200));
         running = proxies(run);
     }
@@ -243,7 +267,7 @@ fn sigterm_ends_a_mesh_cell_with_proxies_running() {
     }
     assert!(
         alive().is_empty(),
-        "proxies or apps outlived the run: {:?}",
+        "proxies, apps or execs outlived the run: {:?}",
         alive()
     );
 }
@@ -526,123 +550,18 @@ fn in_cell(state: &Path, cell: &str, script: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// A kept cell's process of `program` whose working directory is under the Pod directory
-/// starting `pod` (`pods/<namespace>_<pod>…`).
-fn pod_process(cell: &Path, program: &str, pod: &str) -> Option<u32> {
-    let pods = cell.join("cluster/pods");
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
-        let pid = e.file_name().to_str()?.parse::<u32>().ok()?;
-        let exe = std::fs::read_link(e.path().join("exe")).ok()?;
-        let cwd = std::fs::read_link(e.path().join("cwd")).ok()?;
-        let dir = cwd.strip_prefix(&pods).ok()?;
-        let first = dir.components().next()?.as_os_str().to_str()?.to_owned();
-        (exe.file_name()? == program && first.starts_with(pod)).then_some(pid)
-    })
-}
-
-/// Sends a request from the `client` Pod's network namespace (its echo app's) to Service `web`
-/// with the cell's echo client, as `kubectl exec deploy/client -c app -- client …` would.
-fn request_from_client(state: &Path, cell: &str) -> String {
-    let dir = state.join("cells").join(cell);
-    let app = pod_process(&dir, "echo-server", "shop_client-").expect("the client Pod's app");
-    let server = std::fs::read_link(format!("/proc/{app}/exe")).expect("its binary");
-    // …/echo-server/<version>/echo-server → …/echo-client/<version>/echo-client
-    let version = server.parent().expect("version dir");
-    let client = version
-        .parent()
-        .and_then(|tools| tools.parent())
-        .expect("tools dir")
-        .join("echo-client")
-        .join(version.file_name().expect("version"))
-        .join("echo-client");
-    let ip = in_cell(
-        state,
-        cell,
-        "kubectl -n shop get service web -o jsonpath='{.spec.clusterIP}'\n",
-    );
-    let url = format!("http://{}:80/through-the-mesh", ip.trim());
-    let out = Command::new("nsenter")
-        .arg(format!("--net=/proc/{app}/ns/net"))
-        .arg(&client)
-        .args([url.as_str(), "--timeout", "5s"])
-        .output()
-        .expect("nsenter runs the echo client");
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
 #[test]
-fn a_request_from_one_pods_app_to_a_service_goes_through_both_sidecars_on_both_versions() {
-    use crate::author::{Down, labcheck};
-
-    let state = tempfile::tempdir_in("/var/tmp").expect("state");
-    let _down = Down(state.path());
-    let reports = tempfile::tempdir().expect("reports");
-    let out = labcheck(state.path())
-        .args([
-            "run",
-            "tests/labs/mesh/traffic.feature",
-            "--istio",
-            "1.31,1.30",
-        ])
-        .args(["--keep", "--report-dir"])
-        .arg(reports.path())
-        .output()
-        .expect("labcheck runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{text}");
-    let mut cells: Vec<String> = std::fs::read_dir(state.path().join("cells"))
-        .expect("cells")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    cells.sort();
-    assert_eq!(cells.len(), 2, "{cells:?}");
-    for cell in &cells {
-        let answer = request_from_client(state.path(), cell);
-        assert!(answer.contains("StatusCode=200"), "{cell}: {answer}");
-        // The client's Envoy answered the app (upstream Envoy's name, the time it waited for
-        // the web Pod)…
-        assert!(
-            answer.contains("ResponseHeader=Server:envoy"),
-            "{cell}: {answer}"
-        );
-        assert!(
-            answer.contains("ResponseHeader=X-Envoy-Upstream-Service-Time:"),
-            "{cell}: {answer}"
-        );
-        // …and the web Pod's Envoy passed it to the echo server from its inbound source address.
-        assert!(answer.contains("[0 body] IP=127.0.0.6"), "{cell}: {answer}");
-        assert!(answer.contains("URL=/through-the-mesh"), "{cell}: {answer}");
-        // The client's Envoy counts the request to the web Pod's endpoint.
-        let envoy = pod_process(
-            &state.path().join("cells").join(cell),
-            "envoy",
-            "shop_client-",
-        )
-        .expect("the client Pod's Envoy");
-        let clusters = Command::new("nsenter")
-            .arg(format!("--net=/proc/{envoy}/ns/net"))
-            .args(["curl", "-s", "http://127.0.0.1:15000/clusters"])
-            .output()
-            .expect("curl");
-        let clusters = String::from_utf8_lossy(&clusters.stdout);
-        let success = clusters
-            .lines()
-            .filter(|l| l.starts_with("outbound|80||web.shop.svc.cluster.local::"))
-            .filter(|l| l.contains("::rq_success::"))
-            .filter_map(|l| l.rsplit("::").next()?.parse::<u32>().ok())
-            .sum::<u32>();
-        assert!(success >= 1, "{cell}: {clusters}");
-    }
-    labcheck(state.path())
-        .args(["down", "--all"])
-        .assert()
-        .code(0);
+fn kubectl_exec_sends_a_request_through_both_sidecars_and_writes_nothing_on_the_host() {
+    // The lab's directory as the learner sees it; what `kubectl exec` writes there stays in the
+    // cell.
+    let host = Path::new("/root/labcheck-traffic");
+    assert!(!host.exists(), "{host:?} exists on the host before the run");
+    passes_on_both_versions(
+        "tests/labs/mesh/traffic.feature",
+        6,
+        &["echo-server", "echo-client", "pilot-agent"],
+    );
+    assert!(!host.exists(), "kubectl exec wrote {host:?} on the host");
 }
 
 /// The command lines of the processes in the control group of cell `name` (zombies, whose

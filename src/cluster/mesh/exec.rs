@@ -174,9 +174,14 @@ impl Server {
         let learner = Arc::new(learner);
         let task = tokio::spawn(async move {
             let _dir = dir_fd;
-            while let Ok((stream, _)) = listener.accept().await {
-                if from_child_of(&stream, kwok) {
-                    tokio::spawn(serve(stream, learner.clone(), lookup.clone()));
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) if from_child_of(&stream, kwok) => {
+                        tokio::spawn(serve(stream, learner.clone(), lookup.clone()));
+                    }
+                    Ok(_) => {}
+                    // Out of descriptors, say: the next exec may find some.
+                    Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
                 }
             }
         });
@@ -251,8 +256,9 @@ fn start(
         (
             126,
             format!(
-                "container {:?} is not running (Pod uid {})",
-                request.container, request.pod
+                "labcheck: container {:?} of this Pod is not running (it did not start within {} s)",
+                request.container,
+                STARTING.as_secs()
             ),
         )
     })?;
@@ -351,3 +357,52 @@ fn recv_with_fds(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Vec<OwnedFd>)>
 
 /// The targets of a Pod's running containers, by name, for its rule and [`Lookup`].
 pub type Targets = BTreeMap<String, Target>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn only_a_child_of_the_cells_kwok_is_served() {
+        let (here, _there) = UnixStream::pair().expect("a socket pair");
+        // The peer is this process: a child of its parent, not of itself.
+        let parent = nix::unistd::getppid().as_raw() as u32;
+        assert!(from_child_of(&here, parent));
+        assert!(!from_child_of(&here, std::process::id()));
+    }
+
+    #[test]
+    fn the_rule_has_a_target_per_container_naming_the_pod_and_the_container() {
+        let pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web-1", "namespace": "shop", "uid": "u1"},
+        }))
+        .expect("a Pod");
+        let rule = rule(&pod, &["app".to_owned(), "istio-proxy".to_owned()]);
+        assert_eq!(rule["kind"], "Exec");
+        assert_eq!(rule["metadata"]["ownerReferences"][0]["uid"], "u1");
+        let execs = rule["spec"]["execs"].as_array().expect("execs");
+        assert_eq!(execs.len(), 2);
+        assert_eq!(execs[1]["containers"][0], "istio-proxy");
+        let envs = &execs[1]["local"]["envs"];
+        assert_eq!(
+            (&envs[0]["name"], &envs[0]["value"]),
+            (&POD.into(), &"u1".into())
+        );
+        assert_eq!(envs[1]["value"], "istio-proxy");
+    }
+
+    #[test]
+    fn kwoks_path_names_every_program_of_the_dirs_and_the_images_as_labcheck() {
+        let dir = tempfile::tempdir().expect("dir");
+        let tools = dir.path().join("tools");
+        std::fs::create_dir(&tools).expect("tools");
+        std::fs::write(tools.join("curl"), "").expect("a program");
+        let env = prepare(dir.path(), &[tools, dir.path().join("absent")]).expect("prepared");
+        let bin = dir.path().join(BIN);
+        assert_eq!(env[0], ("PATH".to_owned(), bin.clone().into_os_string()));
+        let me = std::env::current_exe().expect("exe");
+        for name in ["curl", "client", "server", "pilot-agent"] {
+            assert_eq!(std::fs::read_link(bin.join(name)).ok().as_ref(), Some(&me));
+        }
+    }
+}

@@ -1,8 +1,9 @@
 @mesh
 Feature: Self-test: a live mesh with running proxies interrupted
   Istio is installed and an injected Deployment runs, so the cell runs its Pod's proxy
-  (pilot-agent and Envoy) beside the ingress gateway's; then the learner's command waits: a test
-  ends the run with SIGTERM while the proxies run.
+  (pilot-agent and Envoy) beside the ingress gateway's, and a command runs in its app container
+  through `kubectl exec`; then the learner's command waits: a test ends the run with SIGTERM
+  while the proxies and the exec run.
 
   Background:
     Given the lab directory "/root/labcheck-mesh"
@@ -15,6 +16,7 @@ Feature: Self-test: a live mesh with running proxies interrupted
       kubectl label namespace shop istio-injection=enabled
       kubectl -n shop create deployment web --image=gcr.io/istio-testing/app:latest --port=80
       kubectl -n shop rollout status deployment/web --timeout=60s
+      kubectl -n shop exec deploy/web -- sleep 300 &
       sleep 100
       """
     Then the last command should succeed
