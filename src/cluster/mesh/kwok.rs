@@ -1,8 +1,9 @@
 //! kwok as the kubelet of the cell's one simulated node: its configuration (the stages kwokctl
-//! gives it, one of labcheck's that keeps Pod IPs across a restart, and a port-forward of `istio-system`'s Pods to the cell's istiod process), its flags,
-//! the Node it manages, registered with the cluster's Kubernetes version as its kubelet's, and
-//! that Node's Lease, which a kwok of an earlier process (a checkpoint's) must not keep holding,
-//! and kwok's own CRDs for the per-Pod rules it follows (`PortForward`, `Exec`).
+//! gives it, and a port-forward of `istio-system`'s Pods to the cell's istiod process), its flags
+//! (among them the Pod IP range, one no Pod of a checkpoint holds), the Node it manages,
+//! registered with the cluster's Kubernetes version as its kubelet's, that Node's Lease, which a
+//! kwok of an earlier process (a checkpoint's) must not keep holding, and kwok's own CRDs for the
+//! per-Pod rules it follows (`PortForward`, `Exec`).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -13,7 +14,7 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 
-use super::{NODE_IP, POD_CIDR};
+use super::NODE_IP;
 use crate::cluster::ClusterError;
 
 /// The simulated node's name.
@@ -23,37 +24,6 @@ const NODE_PORT: u16 = 10250;
 /// kwok v0.8.0's own stages: node initialize and heartbeat with lease, Pod ready, complete and
 /// delete. Run standalone, kwok has none (it exits "no stages found").
 const STAGES: &str = include_str!("kwok-stages.yaml");
-/// A stage of labcheck's beside kwok's: a Running Pod that kept its IP across a restart of kwok
-/// (a cell from a checkpoint) has that IP marked used before kwok gives out new ones, as a
-/// kubelet's network plugin keeps its allocations. It patches nothing (the status it renders is
-/// the Pod's own IP, so kwok skips the patch); its selector leaves out what kwok's stages act on
-/// (Pending Pods, Pods being deleted, Running Pods of Jobs).
-const KEEP_POD_IPS: &str = r#"apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: pod-ip-kept
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: 'DoesNotExist'
-    - key: '.status.phase'
-      operator: 'In'
-      values:
-      - 'Running'
-    - key: '.status.podIP'
-      operator: 'Exists'
-    - key: '.metadata.ownerReferences.[].kind'
-      operator: 'NotIn'
-      values:
-      - 'Job'
-  next:
-    statusTemplate: |
-      podIP: {{ .status.podIP | Quote }}
-"#;
 /// kwok v0.8.0's CRDs of the per-Pod rules it follows, with `--enable-crds`: port-forwards
 /// ([`super::portforward`]) and execs ([`super::exec`]).
 const CRDS: [(&str, &str); 2] = [
@@ -70,11 +40,9 @@ const CRD_READY: Duration = Duration::from_secs(30);
 /// `istio-system` Pod on one of them reaches the cell's istiod, which listens on all addresses.
 const ISTIOD_PORTS: [u16; 5] = [15010, 15012, 15014, 15017, 8080];
 
-/// kwok's configuration file: its stages and labcheck's, then the port-forward rule.
+/// kwok's configuration file: its stages, then the port-forward rule.
 pub fn config() -> String {
     let mut text = STAGES.trim_end().to_owned();
-    text.push_str("\n---\n");
-    text.push_str(KEEP_POD_IPS.trim_end());
     text.push_str(
         "\n---\nkind: ClusterPortForward\napiVersion: kwok.x-k8s.io/v1alpha1\n\
          metadata: {name: istiod}\nspec:\n  selector: {matchNamespaces: [istio-system]}\n  \
@@ -89,7 +57,13 @@ pub fn config() -> String {
 }
 
 /// kwok's flags: every node it is given, the kubelet API on the node's IP with TLS.
-pub fn args(kubeconfig: &Path, config: &Path, cert: &Path, key: &Path) -> Vec<String> {
+pub fn args(
+    kubeconfig: &Path,
+    config: &Path,
+    cert: &Path,
+    key: &Path,
+    pod_cidr: &str,
+) -> Vec<String> {
     let path = |p: &Path| p.display().to_string();
     vec![
         format!("--kubeconfig={}", path(kubeconfig)),
@@ -102,7 +76,7 @@ pub fn args(kubeconfig: &Path, config: &Path, cert: &Path, key: &Path) -> Vec<St
         format!("--node-ip={NODE_IP}"),
         format!("--node-port={NODE_PORT}"),
         format!("--server-address={NODE_IP}:{NODE_PORT}"),
-        format!("--cidr={POD_CIDR}"),
+        format!("--cidr={pod_cidr}"),
         // Per-Pod port-forward and exec rules come from kwok's resources in the cluster (a
         // served Pod's, see `portforward` and `exec`); the istiod rule stays in the configuration.
         "--enable-crds=PortForward,Exec".into(),
@@ -272,6 +246,41 @@ pub async fn release_lease(client: &kube::Client) -> Result<(), ClusterError> {
     }
 }
 
+/// The Pod IPs this kwok gives out: the first /24 of `10.244.0.0/16` above every Pod IP the
+/// cluster holds (`10.244.0.0/24` in a new one). kwok gives IPs from the start of its range at
+/// each start, and its own way to keep the IPs of Pods from before (marking them used as it goes
+/// through them) missed them here: in a cell from a checkpoint a new Pod got istiod's IP. A range
+/// no Pod of the checkpoint holds cannot collide. The node's own address, `10.244.255.1`, stays
+/// out of every range.
+pub async fn pod_cidr(client: &kube::Client) -> Result<String, ClusterError> {
+    let pods: Api<Pod> = Api::all(client.clone());
+    let list = pods
+        .list(&kube::api::ListParams::default())
+        .await
+        .map_err(|e| ClusterError::Command {
+            command: "list pods (the IPs they hold)".to_owned(),
+            message: e.to_string(),
+        })?;
+    let ips = list
+        .items
+        .iter()
+        .filter_map(|p| p.status.as_ref()?.pod_ip.as_deref()?.parse().ok());
+    next_range(ips).ok_or_else(|| {
+        ClusterError::Io("no /24 of 10.244.0.0/16 is left for new Pod IPs".to_owned())
+    })
+}
+
+/// The first /24 of `10.244.0.0/16` above all of `ips` that lie in it, below the node's.
+fn next_range(ips: impl Iterator<Item = std::net::Ipv4Addr>) -> Option<String> {
+    let above = ips
+        .map(|ip| ip.octets())
+        .filter(|o| o[0] == 10 && o[1] == 244)
+        .map(|o| u16::from(o[2]) + 1)
+        .max()
+        .unwrap_or(0);
+    (above < u16::from(NODE_IP.octets()[2])).then(|| format!("10.244.{above}.0/24"))
+}
+
 /// Waits until kwok reports the node Ready.
 pub async fn wait_ready(client: &kube::Client, timeout: Duration) -> Result<(), String> {
     let nodes: Api<Node> = Api::all(client.clone());
@@ -306,6 +315,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn new_pod_ips_come_from_a_range_no_pod_holds() {
+        let ip = |s: &str| s.parse::<std::net::Ipv4Addr>().expect("an IP");
+        assert_eq!(
+            next_range(std::iter::empty()).as_deref(),
+            Some("10.244.0.0/24")
+        );
+        let held = [
+            ip("10.244.0.1"),
+            ip("10.244.0.4"),
+            ip("10.244.2.7"),
+            ip("10.96.0.1"),
+        ];
+        assert_eq!(
+            next_range(held.into_iter()).as_deref(),
+            Some("10.244.3.0/24")
+        );
+        assert_eq!(next_range(std::iter::once(ip("10.244.254.9"))), None);
+    }
+
+    #[test]
     fn the_crds_are_kwoks_namespaced_rules() {
         for (name, text) in CRDS {
             let crd: CustomResourceDefinition = serde_saphyr::from_str(text).expect("a CRD");
@@ -325,13 +354,13 @@ mod tests {
                 .filter(|d| d["kind"] == "Stage" && d["metadata"]["name"] == name)
                 .count()
         };
-        // kwok's five, and labcheck's that keeps Pod IPs across a restart.
+        // kwok's five.
         assert_eq!(
             kinds.iter().filter(|k| **k == "Stage").count(),
-            6,
+            5,
             "{kinds:?}"
         );
-        assert_eq!((stages("pod-ready"), stages("pod-ip-kept")), (1, 1));
+        assert_eq!(stages("pod-ready"), 1);
         assert_eq!(kinds.last(), Some(&"ClusterPortForward"));
         let forwards = &docs[docs.len() - 1]["spec"]["forwards"];
         assert_eq!(forwards.as_array().map(Vec::len), Some(ISTIOD_PORTS.len()));

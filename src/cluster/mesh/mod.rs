@@ -47,8 +47,6 @@ const INTERFACE: &str = "mesh0";
 const PEER: &str = "mesh1";
 /// The simulated node's InternalIP: where kwok serves the kubelet API.
 pub const NODE_IP: Ipv4Addr = Ipv4Addr::new(10, 244, 255, 1);
-/// The simulated node's Pod IPs (kwok's `--cidr`); only istiod's is made local.
-pub const POD_CIDR: &str = "10.244.0.0/24";
 /// How long the simulated node may take to become Ready.
 const NODE_READY: Duration = Duration::from_secs(30);
 /// How long istiod may take to answer once its Pod runs.
@@ -235,7 +233,8 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
     // kwok's CRDs before kwok, which follows the Pods' rules in them.
     kwok::install_crds(s.client).await?;
     kwok::release_lease(s.client).await?;
-    let kwok_args = kwok::args(&config, &kwok_config, &cert, &key);
+    let pod_cidr = kwok::pod_cidr(s.client).await?;
+    let kwok_args = kwok::args(&config, &kwok_config, &cert, &key, &pod_cidr);
     let learner_path = s.learner.env().get("PATH").cloned().unwrap_or_default();
     let mut names = exec::path_dirs(&learner_path);
     names.push(s.learner_bin.to_owned());
