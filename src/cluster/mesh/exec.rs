@@ -87,10 +87,32 @@ pub fn pod_tools(tools: &MeshTools) -> Vec<(String, PathBuf)> {
     .collect()
 }
 
-/// Makes `dir/exec-bin` with every name of `dirs` (and the images' programs) linked to this
-/// executable; returns kwok's environment: that directory as its PATH, the socket's directory.
-pub fn prepare(dir: &Path, dirs: &[PathBuf]) -> io::Result<Vec<(String, OsString)>> {
+/// The labcheck executable kwok runs for an exec ([`shim`]): this process's when it is labcheck;
+/// else (the library run by a test harness, in `target/<profile>/deps/`) the `labcheck` beside it
+/// or one directory up, as cargo lays them out. Never another program: run by kwok, anything but
+/// labcheck would do what its own arguments say.
+pub fn helper() -> io::Result<PathBuf> {
     let me = std::env::current_exe()?;
+    if me.file_name().is_some_and(|n| n == "labcheck") {
+        return Ok(me);
+    }
+    me.ancestors()
+        .skip(1)
+        .take(2)
+        .map(|d| d.join("labcheck"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            io::Error::other(format!(
+                "no labcheck executable beside {} to run kubectl exec",
+                me.display()
+            ))
+        })
+}
+
+/// Makes `dir/exec-bin` with every name of `dirs` (and the images' programs) linked to `helper`
+/// ([`helper`]); returns kwok's environment: that directory as its PATH, the socket's directory.
+pub fn prepare(dir: &Path, dirs: &[PathBuf], helper: &Path) -> io::Result<Vec<(String, OsString)>> {
+    let me = helper.to_owned();
     let bin = dir.join(BIN);
     let _ = std::fs::remove_dir_all(&bin);
     std::fs::create_dir_all(&bin)?;
@@ -397,10 +419,10 @@ mod tests {
         let tools = dir.path().join("tools");
         std::fs::create_dir(&tools).expect("tools");
         std::fs::write(tools.join("curl"), "").expect("a program");
-        let env = prepare(dir.path(), &[tools, dir.path().join("absent")]).expect("prepared");
+        let me = dir.path().join("labcheck");
+        let env = prepare(dir.path(), &[tools, dir.path().join("absent")], &me).expect("prepared");
         let bin = dir.path().join(BIN);
         assert_eq!(env[0], ("PATH".to_owned(), bin.clone().into_os_string()));
-        let me = std::env::current_exe().expect("exe");
         for name in ["curl", "client", "server", "pilot-agent"] {
             assert_eq!(std::fs::read_link(bin.join(name)).ok().as_ref(), Some(&me));
         }

@@ -238,9 +238,10 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
     let learner_path = s.learner.env().get("PATH").cloned().unwrap_or_default();
     let mut names = exec::path_dirs(&learner_path);
     names.push(s.learner_bin.to_owned());
-    let kwok_env = exec::prepare(s.dir, &names)
+    let helper = exec::helper().map_err(|e| io(e.to_string()))?;
+    let kwok_env = exec::prepare(s.dir, &names, &helper)
         .map_err(|e| io(format!("the commands of the Pods' exec: {e}")))?;
-    let kwok = mesh.spawn_kwok(s.commands, &s.tools.kwok, &kwok_args, kwok_env)?;
+    let kwok = mesh.spawn_kwok(s.commands, &s.tools.kwok, &kwok_args, kwok_env, &helper)?;
 
     kwok::register_node(s.client, s.version).await?;
     if let Err(detail) = kwok::wait_ready(s.client, NODE_READY).await {
@@ -322,12 +323,11 @@ impl Mesh {
         binary: &Path,
         args: &[String],
         env: Vec<(String, std::ffi::OsString)>,
+        helper: &Path,
     ) -> Result<u32, ClusterError> {
-        let me = std::env::current_exe()
-            .map_err(|e| ClusterError::Io(format!("labcheck's own path: {e}")))?;
         let allowed: Vec<PathBuf> = executables(binary)
             .into_iter()
-            .chain(executables(&me))
+            .chain(executables(helper))
             .collect();
         self.spawn_with(commands, "kwok", binary, args, |cmd| {
             cmd.envs(env);
