@@ -273,6 +273,43 @@ fn sigterm_ends_a_mesh_cell_with_proxies_running() {
 }
 
 #[test]
+fn a_pods_app_and_proxy_that_exit_are_started_again() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let reports = tempfile::tempdir().expect("reports");
+    let lab = "tests/labs/mesh/restart.feature";
+    let child = start(state.path(), reports.path(), lab, &["--istio", "1.31"]);
+    let run = child.id();
+    // The Pod's app and agent (the minimal profile has no gateway: one agent), once the
+    // learner's command has seen both answer.
+    let deadline = Instant::now() + Duration::from_secs(240);
+    let mut running = proxies(run);
+    while !["echo-server", "pilot-agent", "envoy"]
+        .iter()
+        .all(|n| running.iter().any(|(_, r)| r == n))
+    {
+        assert!(Instant::now() < deadline, "the Pod never ran: {running:?}");
+        std::thread::sleep(Duration::from_millis(200));
+        running = proxies(run);
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let killed: Vec<(u32, String)> = proxies(run)
+        .into_iter()
+        .filter(|(_, n)| n == "echo-server" || n == "pilot-agent")
+        .collect();
+    assert_eq!(killed.len(), 2, "{killed:?}");
+    for (pid, _) in &killed {
+        // SAFETY: kill(2) on a pid of the run's cell, found above.
+        unsafe {
+            libc::kill(*pid as i32, libc::SIGKILL);
+        }
+    }
+    let (code, output) = finish(child);
+    assert_eq!(code, Some(0), "{output}");
+    assert!(output.contains("2 passed, 0 failed"), "{output}");
+    assert_nothing_left(state.path(), run);
+}
+
+#[test]
 fn a_failed_mesh_cell_keeps_its_logs_and_leaves_nothing_behind() {
     let state = tempfile::tempdir_in("/var/tmp").expect("state");
     let reports = tempfile::tempdir().expect("reports");

@@ -34,6 +34,7 @@ mod app;
 mod capture;
 mod env;
 mod process;
+mod restart;
 mod volumes;
 
 use process::{end, log_file, spawn_agent, spawn_app};
@@ -76,7 +77,26 @@ struct Proxy {
     relays: portforward::Relays,
     /// The containers `kubectl exec` enters, by name.
     targets: exec::Targets,
+    /// The Pod as its processes were started.
+    pod: Arc<Pod>,
+    /// How its agent was started, to start it again.
+    agent: Option<AgentSpec>,
+    /// The agent's process group (its Envoy's too), known after the agent is reaped.
+    agent_pgid: Option<i32>,
+    /// Its containers' exits, by name ([`restart`]).
+    backoff: BTreeMap<String, restart::Backoff>,
 }
+
+/// The agent's arguments, environment and group.
+#[derive(Debug)]
+struct AgentSpec {
+    args: Vec<String>,
+    vars: Vec<(String, String)>,
+    group: u32,
+}
+
+/// How often the Pods' processes are checked for exits.
+const CHECK_EXITS: Duration = Duration::from_secs(1);
 
 /// Where pilot-agent answers its readiness probe (Envoy has taken its listeners and clusters):
 /// its status port, which takes the probe's HTTP/1.0 (Envoy's 15021 refuses it with 426).
@@ -265,7 +285,22 @@ async fn follow(w: Watch, running: Arc<Mutex<BTreeMap<String, Proxy>>>) {
     // Pods whose proxy could not start: not tried again (the reason is in sidecars.log).
     let mut failed: BTreeMap<String, String> = BTreeMap::new();
     let mut interfaces = 0u32;
-    while let Some(event) = events.next().await {
+    let mut exits = tokio::time::interval(CHECK_EXITS);
+    loop {
+        let event = tokio::select! {
+            event = events.next() => event,
+            _ = exits.tick() => {
+                for proxy in lock(&running).values_mut() {
+                    let mut backoff = std::mem::take(&mut proxy.backoff);
+                    restart::check(&w, proxy, &mut backoff);
+                    proxy.backoff = backoff;
+                }
+                continue;
+            }
+        };
+        let Some(event) = event else {
+            break;
+        };
         if event.is_err() {
             continue;
         }
@@ -376,7 +411,7 @@ fn pod_name(pod: &Pod) -> String {
 
 /// Prepares the Pod's files and network and starts its processes: the traffic capture, then the
 /// proxy's agent (if the Pod has a proxy), then its application containers.
-async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
+async fn start(w: &Watch, pod: &Arc<Pod>, host_end: &str) -> Result<Proxy, String> {
     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
     let name = pod.metadata.name.clone().unwrap_or_default();
     let ip = pod
@@ -407,6 +442,10 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
         net,
         relays: portforward::Relays::default(),
         targets: exec::Targets::new(),
+        pod: pod.clone(),
+        agent: None,
+        agent_pgid: None,
+        backoff: BTreeMap::new(),
     };
     let run = async {
         started.relays = portforward::relay(
@@ -429,11 +468,17 @@ async fn start(w: &Watch, pod: &Pod, host_end: &str) -> Result<Proxy, String> {
                 w,
                 &started.net.commands,
                 &workdir,
-                args,
-                vars,
+                args.clone(),
+                vars.clone(),
                 group,
                 log,
             )?);
+            started.agent_pgid = started
+                .child
+                .as_ref()
+                .and_then(|c| c.id())
+                .map(|p| p as i32);
+            started.agent = Some(AgentSpec { args, vars, group });
         }
         for container in app::containers(pod) {
             let log = log_file(w, &format!("app-{namespace}-{name}-{}.log", container.name))?;

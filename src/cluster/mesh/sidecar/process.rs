@@ -63,6 +63,16 @@ pub(super) fn log_file(w: &Watch, name: &str) -> Result<std::fs::File, String> {
     std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Opens a log file in the cluster's directory to go on writing it (a restarted process's).
+pub(super) fn append_log(w: &Watch, name: &str) -> Result<std::fs::File, String> {
+    let path = w.dir.join(name);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// Starts the proxy's agent in the Pod's namespace, confined. It runs with the proxy
 /// container's group, which the capture's `--gid-owner` rule lets out uncaptured (its user
 /// stays root: the tools it executes lie under root's home, which no other user may enter).

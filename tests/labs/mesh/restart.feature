@@ -1,0 +1,44 @@
+@mesh
+Feature: Self-test: a Pod's processes that exit are started again
+  Istio is installed (minimal profile: istiod only) and an injected Deployment of the echo app
+  runs; tests/cli/mesh.rs kills the Pod's echo server and its pilot-agent while the learner's
+  command asks both once a second. Both come back, as a kubelet restarts the containers of a
+  Deployment's Pod, and the proxy is LIVE and SYNCED again.
+
+  Background:
+    Given the lab directory "/root/labcheck-restart"
+
+  Scenario: Install Istio and run an injected Deployment of the echo app
+    When the learner runs:
+      """
+      istioctl install --set profile=minimal -y > /root/labcheck-restart/install.txt 2>&1
+      kubectl create namespace shop
+      kubectl label namespace shop istio-injection=enabled
+      kubectl -n shop create deployment web --image=gcr.io/istio-testing/app:latest --port=8080
+      kubectl -n shop rollout status deployment/web --timeout=60s
+      """
+    Then the last command should succeed
+
+  Scenario: The app and the proxy, killed, answer again
+    When the learner runs:
+      """
+      cd /root/labcheck-restart
+      for i in $(seq 120); do
+        app=down; proxy=down
+        kubectl -n shop exec deploy/web -- curl -s -m 2 -o /dev/null -w '%{http_code}' http://127.0.0.1:8080/ 2>/dev/null | grep -q 200 && app=up
+        kubectl -n shop exec deploy/web -c istio-proxy -- pilot-agent request GET server_info 2>/dev/null | grep -q '"state": "LIVE"' && proxy=up
+        echo "$app $proxy" >> states.txt
+        grep -q down states.txt && [ "$app $proxy" = "up up" ] && break
+        sleep 1
+      done
+      for i in $(seq 30); do
+        istioctl proxy-status -v 1 > proxy-status.txt 2>&1
+        grep -Eq '^web-.*\.shop .*SYNCED.*SYNCED.*SYNCED' proxy-status.txt && break
+        sleep 1
+      done
+      """
+    Then the last command should succeed
+    And the file "/root/labcheck-restart/states.txt" should match "^up up$"
+    And the file "/root/labcheck-restart/states.txt" should match "^down down$"
+    And the file "/root/labcheck-restart/states.txt" should match "up up\n\z"
+    And the file "/root/labcheck-restart/proxy-status.txt" should match "^web-[a-z0-9]+-[a-z0-9]+\.shop +Kubernetes +SYNCED"
