@@ -280,18 +280,27 @@ fn a_pods_app_and_proxy_that_exit_are_started_again() {
     let child = start(state.path(), reports.path(), lab, &["--istio", "1.31"]);
     let run = child.id();
     // The Pod's app and agent (the minimal profile has no gateway: one agent), once the
-    // learner's command has seen both answer.
+    // learner's command has seen both answer (its file, in the cell's upper layer).
+    let answering = |cells: &Path| -> bool {
+        std::fs::read_dir(cells)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|c| {
+                c.path()
+                    .join("fs/upper/root/labcheck-restart/answering.txt")
+                    .exists()
+            })
+    };
     let deadline = Instant::now() + Duration::from_secs(240);
-    let mut running = proxies(run);
-    while !["echo-server", "pilot-agent", "envoy"]
-        .iter()
-        .all(|n| running.iter().any(|(_, r)| r == n))
-    {
-        assert!(Instant::now() < deadline, "the Pod never ran: {running:?}");
+    while !answering(&state.path().join("cells")) {
+        assert!(
+            Instant::now() < deadline,
+            "the Pod never answered: {:?}",
+            proxies(run)
+        );
         std::thread::sleep(Duration::from_millis(200));
-        running = proxies(run);
     }
-    std::thread::sleep(Duration::from_secs(3));
     let killed: Vec<(u32, String)> = proxies(run)
         .into_iter()
         .filter(|(_, n)| n == "echo-server" || n == "pilot-agent")

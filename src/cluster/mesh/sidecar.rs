@@ -35,6 +35,7 @@ mod capture;
 mod env;
 mod process;
 mod restart;
+mod rules;
 mod volumes;
 
 use process::{end, log_file, spawn_agent, spawn_app};
@@ -131,7 +132,7 @@ impl Sidecars {
         let server = exec::Server::listen(&w.dir, w.learner.clone(), lookup, w.kwok)?;
         let keep = w.keep;
         let commands = w.commands.clone();
-        let rules = tokio::spawn(rule_execs(w.client.clone(), w.dir.clone()));
+        let rules = tokio::spawn(rules::follow(w.client.clone(), w.dir.clone()));
         let task = tokio::spawn(follow(w, running.clone()));
         Ok(Sidecars {
             task,
@@ -242,40 +243,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Gives each Pod its exec rule as soon as it is created, before it is scheduled and kwok makes
-/// it Running, so that `kubectl exec` right after `rollout status` finds it (and waits for the
-/// processes, which [`follow`] starts one Pod after another). For the cell's lifetime.
-async fn rule_execs(client: kube::Client, dir: PathBuf) {
-    let api: Api<Pod> = Api::all(client.clone());
-    let (reader, writer) = reflector::store();
-    let events = reflector(writer, watcher(api, watcher::Config::default())).default_backoff();
-    let mut events = std::pin::pin!(events);
-    let mut ruled: BTreeSet<String> = BTreeSet::new();
-    while let Some(event) = events.next().await {
-        if event.is_err() {
-            continue;
-        }
-        let pods = reader.state();
-        ruled.retain(|uid| pods.iter().any(|p| p.metadata.uid.as_ref() == Some(uid)));
-        for pod in &pods {
-            let Some(uid) = pod.metadata.uid.clone() else {
-                continue;
-            };
-            let containers = exec_containers(pod);
-            if containers.is_empty() || ruled.contains(&uid) {
-                continue;
-            }
-            if let Err(e) = kwok::apply_rule(&client, &exec::rule(pod, &containers)).await {
-                note(
-                    &dir,
-                    &format!("cannot let {} be exec'd into: {e}", pod_name(pod)),
-                );
-            }
-            ruled.insert(uid);
-        }
-    }
-}
-
 /// Follows the cell's Pods for its lifetime (until aborted).
 async fn follow(w: Watch, running: Arc<Mutex<BTreeMap<String, Proxy>>>) {
     let api: Api<Pod> = Api::all(w.client.clone());
@@ -358,16 +325,6 @@ async fn follow(w: Watch, running: Arc<Mutex<BTreeMap<String, Proxy>>>) {
             }
         }
     }
-}
-
-/// The containers of a Pod the cell runs, which `kubectl exec` enters: its proxy and its
-/// application containers ([`app`]).
-fn exec_containers(pod: &Pod) -> Vec<String> {
-    proxy_container(pod)
-        .into_iter()
-        .chain(app::containers(pod))
-        .map(|c| c.name.clone())
-        .collect()
 }
 
 /// Whether a Pod gets a proxy: Running with an IP, not being deleted, with an `istio-proxy`

@@ -1,8 +1,8 @@
 @mesh
 Feature: Self-test: a Pod's processes that exit are started again
   Istio is installed (minimal profile: istiod only) and an injected Deployment of the echo app
-  runs; tests/cli/mesh.rs kills the Pod's echo server and its pilot-agent while the learner's
-  command asks both once a second. Both come back, as a kubelet restarts the containers of a
+  runs; once both answer (`answering.txt`), tests/cli/mesh.rs kills the Pod's echo server and
+  its pilot-agent while the learner's command asks both once a second. Both come back, as a kubelet restarts the containers of a
   Deployment's Pod, and the proxy is LIVE and SYNCED again.
 
   Background:
@@ -23,10 +23,16 @@ Feature: Self-test: a Pod's processes that exit are started again
     When the learner runs:
       """
       cd /root/labcheck-restart
-      for i in $(seq 120); do
+      ask() {
         app=down; proxy=down
         kubectl -n shop exec deploy/web -- curl -s -m 2 -o /dev/null -w '%{http_code}' http://127.0.0.1:8080/ 2>/dev/null | grep -q 200 && app=up
         kubectl -n shop exec deploy/web -c istio-proxy -- pilot-agent request GET server_info 2>/dev/null | grep -q '"state": "LIVE"' && proxy=up
+      }
+      for i in $(seq 60); do ask; [ "$app $proxy" = "up up" ] && break; sleep 1; done
+      # Both answer: the test kills them once it sees this file.
+      echo "$app $proxy" > answering.txt
+      for i in $(seq 120); do
+        ask
         echo "$app $proxy" >> states.txt
         grep -q down states.txt && [ "$app $proxy" = "up up" ] && break
         sleep 1
@@ -38,7 +44,7 @@ Feature: Self-test: a Pod's processes that exit are started again
       done
       """
     Then the last command should succeed
-    And the file "/root/labcheck-restart/states.txt" should match "^up up$"
+    And the file "/root/labcheck-restart/answering.txt" should match "^up up$"
     And the file "/root/labcheck-restart/states.txt" should match "^down down$"
     And the file "/root/labcheck-restart/states.txt" should match "up up\n\z"
     And the file "/root/labcheck-restart/proxy-status.txt" should match "^web-[a-z0-9]+-[a-z0-9]+\.shop +Kubernetes +SYNCED"
