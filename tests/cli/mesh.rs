@@ -301,9 +301,15 @@ fn a_pods_app_and_proxy_that_exit_are_started_again() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+    // The agent runs `pilot-agent proxy sidecar …`; the learner's `pilot-agent request …`, run
+    // through kubectl exec, is no container of the Pod.
+    let is_agent = |pid: u32| {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| c.windows(6).any(|w| w == b"proxy\x00"))
+    };
     let killed: Vec<(u32, String)> = proxies(run)
         .into_iter()
-        .filter(|(_, n)| n == "echo-server" || n == "pilot-agent")
+        .filter(|(pid, n)| n == "echo-server" || (n == "pilot-agent" && is_agent(*pid)))
         .collect();
     assert_eq!(killed.len(), 2, "{killed:?}");
     for (pid, _) in &killed {
