@@ -1,25 +1,54 @@
-//! Learner commands that outlive a borrow of the sandbox and may run in another network
-//! namespace than the cell's: what `kubectl exec` into a live mesh's Pod runs. The command
-//! enters every namespace of the cell but the network (the Pod's instead), joins the cell's
-//! control group and keeps only a container's capabilities, as any learner command does.
+//! How a learner command enters the cell ([`Namespaces::entry`]: every namespace of the cell,
+//! its control group, a container's capabilities), for the sandbox's own commands and for those
+//! that outlive a borrow of it and may run in another network namespace than the cell's
+//! ([`LearnerCommands`]: what `kubectl exec` into a live mesh's Pod runs, in the Pod's network).
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
 use std::fs::File;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 
 use super::{Network, unix};
 
-/// The cell's namespaces (all but the network), held open.
+/// The cell's namespaces but the network, held open: those every learner command enters.
 #[derive(Debug)]
 pub(super) struct Namespaces {
     pub(super) ipc: File,
     pub(super) uts: File,
     pub(super) mnt: File,
+    /// The cell's PID namespace (the holder's children's).
     pub(super) pid: File,
 }
 
+impl Namespaces {
+    /// How a learner command enters the cell: these namespaces and network namespace `net`, the
+    /// control group's `cgroups`, starting in `cwd`, with a container's capabilities; ending every
+    /// other process of the cell first when `end_others`.
+    pub(super) fn entry(
+        &self,
+        net: RawFd,
+        cwd: CString,
+        cgroups: Vec<CString>,
+        die_with_parent: bool,
+        end_others: bool,
+    ) -> unix::Entry {
+        unix::Entry {
+            namespaces: vec![
+                (self.ipc.as_raw_fd(), libc::CLONE_NEWIPC),
+                (self.uts.as_raw_fd(), libc::CLONE_NEWUTS),
+                (net, libc::CLONE_NEWNET),
+                (self.mnt.as_raw_fd(), libc::CLONE_NEWNS),
+            ],
+            pid: Some(self.pid.as_raw_fd()),
+            cwd: Some(cwd),
+            cgroups,
+            die_with_parent,
+            drop_capabilities: true,
+            end_others,
+        }
+    }
+}
 /// Makes learner commands in a network namespace of the caller's choosing.
 #[derive(Clone, Debug)]
 pub struct LearnerCommands {
@@ -45,21 +74,13 @@ impl LearnerCommands {
     ) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(program);
         cmd.env_clear().process_group(0);
-        let ns = &self.namespaces;
-        let entry = unix::Entry {
-            namespaces: vec![
-                (ns.ipc.as_raw_fd(), libc::CLONE_NEWIPC),
-                (ns.uts.as_raw_fd(), libc::CLONE_NEWUTS),
-                (net.0.as_raw_fd(), libc::CLONE_NEWNET),
-                (ns.mnt.as_raw_fd(), libc::CLONE_NEWNS),
-            ],
-            pid: Some(ns.pid.as_raw_fd()),
-            cwd: Some(super::cstring(cwd)),
-            cgroups: self.cgroups.clone(),
-            die_with_parent: self.die_with_parent,
-            drop_capabilities: true,
-            end_others: false,
-        };
+        let entry = self.namespaces.entry(
+            net.0.as_raw_fd(),
+            super::cstring(cwd),
+            self.cgroups.clone(),
+            self.die_with_parent,
+            false,
+        );
         unix::enter(&mut cmd, entry);
         cmd
     }

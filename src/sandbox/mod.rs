@@ -123,11 +123,8 @@ struct Holder {
     /// Absent when attached to a kept cell's holder started by another labcheck.
     child: Option<tokio::process::Child>,
     net: File,
-    mnt: File,
-    uts: File,
-    ipc: File,
-    /// The cell's PID namespace (the holder's children's).
-    pid_ns: File,
+    /// Its other namespaces, those every learner command enters.
+    ns: std::sync::Arc<learner::Namespaces>,
 }
 
 impl Holder {
@@ -140,10 +137,12 @@ impl Holder {
         Ok(Holder {
             pid,
             net: open("net")?,
-            mnt: open("mnt")?,
-            uts: open("uts")?,
-            ipc: open("ipc")?,
-            pid_ns: open("pid_for_children")?,
+            ns: std::sync::Arc::new(learner::Namespaces {
+                mnt: open("mnt")?,
+                uts: open("uts")?,
+                ipc: open("ipc")?,
+                pid: open("pid_for_children")?,
+            }),
             child,
         })
     }
@@ -417,22 +416,13 @@ impl Sandbox {
                 end_others: false,
             };
         }
-        unix::Entry {
-            namespaces: vec![
-                (h.ipc.as_raw_fd(), libc::CLONE_NEWIPC),
-                (h.uts.as_raw_fd(), libc::CLONE_NEWUTS),
-                net,
-                (h.mnt.as_raw_fd(), libc::CLONE_NEWNS),
-            ],
-            pid: Some(h.pid_ns.as_raw_fd()),
-            cwd: Some(cstring(
-                &*self.workdir.lock().unwrap_or_else(|e| e.into_inner()),
-            )),
-            cgroups: self.cgroup_procs(),
-            die_with_parent: !self.keep_alive,
-            drop_capabilities: true,
-            end_others: role == Role::Reaper,
-        }
+        h.ns.entry(
+            net.0,
+            cstring(&*self.workdir.lock().unwrap_or_else(|e| e.into_inner())),
+            self.cgroup_procs(),
+            !self.keep_alive,
+            role == Role::Reaper,
+        )
     }
 
     /// A command that runs inside the cell as one of its processes, in a process group of its own,
@@ -488,7 +478,7 @@ impl Sandbox {
         std::thread::scope(|s| {
             s.spawn(|| {
                 unshare(CloneFlags::CLONE_FS).map_err(io::Error::from)?;
-                setns(&h.mnt, CloneFlags::CLONE_NEWNS).map_err(io::Error::from)?;
+                setns(&h.ns.mnt, CloneFlags::CLONE_NEWNS).map_err(io::Error::from)?;
                 f()
             })
             .join()
@@ -514,12 +504,7 @@ impl Sandbox {
             .as_ref()
             .ok_or_else(|| io::Error::other("the cell's sandbox is not running"))?;
         Ok(LearnerCommands {
-            namespaces: std::sync::Arc::new(learner::Namespaces {
-                ipc: h.ipc.try_clone()?,
-                uts: h.uts.try_clone()?,
-                mnt: h.mnt.try_clone()?,
-                pid: h.pid_ns.try_clone()?,
-            }),
+            namespaces: h.ns.clone(),
             cgroups: self.cgroup_procs(),
             env: self.env(),
             die_with_parent: !self.keep_alive,
