@@ -109,34 +109,33 @@ pub fn helper() -> io::Result<PathBuf> {
         })
 }
 
-/// Makes `dir/exec-bin` with every name of `dirs` (and the images' programs) linked to `helper`
-/// ([`helper`]); returns kwok's environment: that directory as its PATH, the socket's directory.
-pub fn prepare(dir: &Path, dirs: &[PathBuf], helper: &Path) -> io::Result<Vec<(String, OsString)>> {
-    let me = helper.to_owned();
+/// Makes `dir/exec-bin` with every name of `dirs` and of the images' programs (`pod_tools`, as
+/// [`pod_tools`] gives them) linked to `helper` ([`helper`]); returns kwok's environment: that
+/// directory as its PATH, the socket's directory.
+pub fn prepare(
+    dir: &Path,
+    dirs: &[PathBuf],
+    pod_tools: &[(String, PathBuf)],
+    helper: &Path,
+) -> io::Result<Vec<(String, OsString)>> {
     let bin = dir.join(BIN);
     let _ = std::fs::remove_dir_all(&bin);
     std::fs::create_dir_all(&bin)?;
-    let mut names: std::collections::BTreeSet<OsString> = ["client", "server", "pilot-agent"]
-        .into_iter()
-        .map(OsString::from)
-        .collect();
-    for d in dirs {
-        for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
-            names.insert(e.file_name());
-        }
-    }
+    let programs = pod_tools
+        .iter()
+        .filter_map(|(name, _)| Path::new(name).file_name().map(OsString::from));
+    let in_dirs = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
+        .map(|e| e.file_name());
+    let names: std::collections::BTreeSet<OsString> = programs.chain(in_dirs).collect();
     for name in names {
-        std::os::unix::fs::symlink(&me, bin.join(name))?;
+        std::os::unix::fs::symlink(helper, bin.join(name))?;
     }
     Ok(vec![
         ("PATH".into(), bin.into_os_string()),
         (SOCKET_DIR.into(), dir.as_os_str().to_owned()),
     ])
-}
-
-/// The directories on a PATH.
-pub fn path_dirs(path: &std::ffi::OsStr) -> Vec<PathBuf> {
-    std::env::split_paths(path).collect()
 }
 
 /// The `Exec` rule kwok follows for `pod`: named as it, owned by it, a target per container.
@@ -195,7 +194,6 @@ impl Server {
         let listener = UnixListener::bind(&at)?;
         let learner = Arc::new(learner);
         let task = tokio::spawn(async move {
-            let _dir = dir_fd;
             loop {
                 match listener.accept().await {
                     Ok((stream, _)) if from_child_of(&stream, kwok) => {
@@ -222,7 +220,7 @@ fn from_child_of(stream: &UnixStream, parent: u32) -> bool {
 /// Serves one exec: reads the request and its descriptors, runs the command, answers its exit
 /// status. A command whose caller goes (kwok ended the exec) is killed.
 async fn serve(mut stream: UnixStream, learner: Arc<LearnerCommands>, lookup: Lookup) {
-    let Ok((request, fds)) = receive(&stream).await else {
+    let Ok((request, fds)) = receive(&mut stream).await else {
         return;
     };
     let [stdin, stdout, stderr] = fds;
@@ -320,7 +318,7 @@ fn start(
 }
 
 /// Reads a request: its length and its JSON, the three descriptors sent with its first bytes.
-async fn receive(stream: &UnixStream) -> io::Result<(Request, [OwnedFd; 3])> {
+async fn receive(stream: &mut UnixStream) -> io::Result<(Request, [OwnedFd; 3])> {
     let mut buf = vec![0u8; 64 * 1024];
     let (n, fds) = loop {
         stream.readable().await?;
@@ -343,15 +341,10 @@ async fn receive(stream: &UnixStream) -> io::Result<(Request, [OwnedFd; 3])> {
     if len > MAX_REQUEST {
         return Err(io::Error::other("a request too long"));
     }
-    while got.len() < 4 + len {
-        let mut more = vec![0u8; 4 + len - got.len()];
-        let n = stream.try_read(&mut more);
-        match n {
-            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => got.extend_from_slice(&more[..n]),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => stream.readable().await?,
-            Err(e) => return Err(e),
-        }
+    if got.len() < 4 + len {
+        let at = got.len();
+        got.resize(4 + len, 0);
+        stream.read_exact(&mut got[at..]).await?;
     }
     let request = serde_json::from_slice(&got[4..4 + len])?;
     Ok((request, fds))
@@ -420,10 +413,20 @@ mod tests {
         std::fs::create_dir(&tools).expect("tools");
         std::fs::write(tools.join("curl"), "").expect("a program");
         let me = dir.path().join("labcheck");
-        let env = prepare(dir.path(), &[tools, dir.path().join("absent")], &me).expect("prepared");
+        let dirs = [tools, dir.path().join("absent")];
+        let images: Vec<(String, PathBuf)> = [
+            "app/client",
+            "app/server",
+            "istio-proxy/pilot-agent",
+            "istio-proxy/envoy",
+        ]
+        .into_iter()
+        .map(|n| (n.to_owned(), PathBuf::from("/cache").join(n)))
+        .collect();
+        let env = prepare(dir.path(), &dirs, &images, &me).expect("prepared");
         let bin = dir.path().join(BIN);
         assert_eq!(env[0], ("PATH".to_owned(), bin.clone().into_os_string()));
-        for name in ["curl", "client", "server", "pilot-agent"] {
+        for name in ["curl", "client", "server", "pilot-agent", "envoy"] {
             assert_eq!(std::fs::read_link(bin.join(name)).ok().as_ref(), Some(&me));
         }
     }

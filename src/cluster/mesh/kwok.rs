@@ -104,37 +104,40 @@ pub async fn install_crds(client: &kube::Client) -> Result<(), ClusterError> {
         }
     }
     for (name, _) in CRDS {
-        let started = Instant::now();
-        let mut last = String::from("no Established condition");
-        let established = loop {
-            if started.elapsed() >= CRD_READY {
-                break false;
-            }
-            match crds.get(name).await {
-                Ok(crd) => {
-                    let established = crd
-                        .status
-                        .and_then(|s| s.conditions)
-                        .unwrap_or_default()
-                        .iter()
-                        .any(|c| c.type_ == "Established" && c.status == "True");
-                    if established {
-                        break true;
-                    }
-                }
-                Err(e) => last = e.to_string(),
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        };
-        if !established {
-            return Err(ClusterError::NotReady {
-                what: format!("CRD {name}"),
-                waited: CRD_READY.as_secs(),
-                detail: last,
-            });
-        }
+        wait_established(&crds, name).await?;
     }
     Ok(())
+}
+
+/// Waits until CRD `name` is Established.
+async fn wait_established(
+    crds: &Api<CustomResourceDefinition>,
+    name: &str,
+) -> Result<(), ClusterError> {
+    let started = Instant::now();
+    let mut last = String::from("no Established condition");
+    while started.elapsed() < CRD_READY {
+        match crds.get(name).await {
+            Ok(crd) => {
+                let established = crd
+                    .status
+                    .and_then(|s| s.conditions)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True");
+                if established {
+                    return Ok(());
+                }
+            }
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(ClusterError::NotReady {
+        what: format!("CRD {name}"),
+        waited: CRD_READY.as_secs(),
+        detail: last,
+    })
 }
 
 /// The field manager (and `managed-by` label) of the per-Pod rules.

@@ -236,10 +236,10 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
     let pod_cidr = kwok::pod_cidr(s.client).await?;
     let kwok_args = kwok::args(&config, &kwok_config, &cert, &key, &pod_cidr);
     let learner_path = s.learner.env().get("PATH").cloned().unwrap_or_default();
-    let mut names = exec::path_dirs(&learner_path);
-    names.push(s.learner_bin.to_owned());
+    let mut dirs: Vec<PathBuf> = std::env::split_paths(&learner_path).collect();
+    dirs.push(s.learner_bin.to_owned());
     let helper = exec::helper().map_err(|e| io(e.to_string()))?;
-    let kwok_env = exec::prepare(s.dir, &names, &helper)
+    let kwok_env = exec::prepare(s.dir, &dirs, &pod_tools(s.tools), &helper)
         .map_err(|e| io(format!("the commands of the Pods' exec: {e}")))?;
     let kwok = mesh.spawn_kwok(s.commands, &s.tools.kwok, &kwok_args, kwok_env, &helper)?;
 

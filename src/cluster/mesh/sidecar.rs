@@ -80,12 +80,24 @@ struct Proxy {
     targets: exec::Targets,
     /// The Pod as its processes were started.
     pod: Arc<Pod>,
+    /// Its working directory (`pods/<namespace>_<name>` in the cluster's).
+    workdir: PathBuf,
     /// How its agent was started, to start it again.
     agent: Option<AgentSpec>,
     /// The agent's process group (its Envoy's too), known after the agent is reaped.
     agent_pgid: Option<i32>,
     /// Its containers' exits, by name ([`restart`]).
     backoff: BTreeMap<String, restart::Backoff>,
+}
+
+/// The name of a Pod's proxy's log in the cluster's directory.
+fn proxy_log(namespace: &str, name: &str) -> String {
+    format!("proxy-{namespace}-{name}.log")
+}
+
+/// The name of a Pod's application container's log in the cluster's directory.
+fn app_log(namespace: &str, name: &str, container: &str) -> String {
+    format!("app-{namespace}-{name}-{container}.log")
 }
 
 /// The agent's arguments, environment and group.
@@ -258,9 +270,7 @@ async fn follow(w: Watch, running: Arc<Mutex<BTreeMap<String, Proxy>>>) {
             event = events.next() => event,
             _ = exits.tick() => {
                 for proxy in lock(&running).values_mut() {
-                    let mut backoff = std::mem::take(&mut proxy.backoff);
-                    restart::check(&w, proxy, &mut backoff);
-                    proxy.backoff = backoff;
+                    restart::check(&w, proxy);
                 }
                 continue;
             }
@@ -400,6 +410,7 @@ async fn start(w: &Watch, pod: &Arc<Pod>, host_end: &str) -> Result<Proxy, Strin
         relays: portforward::Relays::default(),
         targets: exec::Targets::new(),
         pod: pod.clone(),
+        workdir: workdir.clone(),
         agent: None,
         agent_pgid: None,
         backoff: BTreeMap::new(),
@@ -417,7 +428,7 @@ async fn start(w: &Watch, pod: &Arc<Pod>, host_end: &str) -> Result<Proxy, Strin
                 let target = exec_target(exec::PROXY_IMAGE, pod, container, vars.clone());
                 started.targets.insert(container.name.clone(), target);
             }
-            let log = log_file(w, &format!("proxy-{namespace}-{name}.log"))?;
+            let log = log_file(w, &proxy_log(&namespace, &name))?;
             if let Some(init) = capture::container(pod) {
                 capture::run(&started.net.commands, &w.agent, pod, init, &workdir, &log).await?;
             }
@@ -438,7 +449,7 @@ async fn start(w: &Watch, pod: &Arc<Pod>, host_end: &str) -> Result<Proxy, Strin
             started.agent = Some(AgentSpec { args, vars, group });
         }
         for container in app::containers(pod) {
-            let log = log_file(w, &format!("app-{namespace}-{name}-{}.log", container.name))?;
+            let log = log_file(w, &app_log(&namespace, &name, &container.name))?;
             let child = spawn_app(w, &started.net.commands, pod, container, &workdir, log)?;
             started.apps.push(child);
             let target = exec_target(exec::APP_IMAGE, pod, container, app::env(pod, container));

@@ -3,11 +3,10 @@
 //! 5 minutes, back to 10 s for a container that ran 10 minutes. Each exit and restart is a line
 //! in `sidecars.log`; the Pod's status does not count them (kwok writes it).
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::process::{spawn_agent, spawn_app};
-use super::{PROXY_CONTAINER, Proxy, Watch, app, note};
+use super::{PROXY_CONTAINER, Proxy, Watch, app, app_log, note, proxy_log};
 
 /// The first wait before a restart, and the longest.
 const FIRST: Duration = Duration::from_secs(10);
@@ -41,18 +40,14 @@ pub(super) fn delay(exits: u32) -> Duration {
 }
 
 /// Notes the Pod's processes that exited and starts again those whose wait is over.
-pub(super) fn check(w: &Watch, proxy: &mut Proxy, backoff: &mut BTreeMap<String, Backoff>) {
+pub(super) fn check(w: &Watch, proxy: &mut Proxy) {
     let pod = proxy.pod.clone();
     let name = format!("{}/{}", proxy.namespace, proxy.name);
-    let logs = format!("{}-{}", proxy.namespace, proxy.name);
-    let workdir = w
-        .dir
-        .join("pods")
-        .join(format!("{}_{}", proxy.namespace, proxy.name));
     let pgid = proxy.agent_pgid;
     let mut new_pgid = None;
     if let (Some(child), Some(spec)) = (proxy.child.as_mut(), proxy.agent.as_ref()) {
-        let b = backoff
+        let b = proxy
+            .backoff
             .entry(PROXY_CONTAINER.to_owned())
             .or_insert_with(Backoff::new);
         // Its Envoy goes with it at once, as the whole container would.
@@ -62,12 +57,12 @@ pub(super) fn check(w: &Watch, proxy: &mut Proxy, backoff: &mut BTreeMap<String,
             }
         };
         if exited(child, b, w, &name, PROXY_CONTAINER, end_envoy) {
-            let started =
-                super::process::append_log(w, &format!("proxy-{logs}.log")).and_then(|log| {
+            let started = super::process::append_log(w, &proxy_log(&proxy.namespace, &proxy.name))
+                .and_then(|log| {
                     spawn_agent(
                         w,
                         &proxy.net.commands,
-                        &workdir,
+                        &proxy.workdir,
                         spec.args.clone(),
                         spec.vars.clone(),
                         spec.group,
@@ -82,13 +77,18 @@ pub(super) fn check(w: &Watch, proxy: &mut Proxy, backoff: &mut BTreeMap<String,
         proxy.agent_pgid = new_pgid;
     }
     for (container, child) in app::containers(&pod).into_iter().zip(proxy.apps.iter_mut()) {
-        let b = backoff
+        let b = proxy
+            .backoff
             .entry(container.name.clone())
             .or_insert_with(Backoff::new);
         if exited(child, b, w, &name, &container.name, || {}) {
-            let log = format!("app-{logs}-{}.log", container.name);
-            let started = super::process::append_log(w, &log)
-                .and_then(|log| spawn_app(w, &proxy.net.commands, &pod, container, &workdir, log));
+            let started = super::process::append_log(
+                w,
+                &app_log(&proxy.namespace, &proxy.name, &container.name),
+            )
+            .and_then(|log| {
+                spawn_app(w, &proxy.net.commands, &pod, container, &proxy.workdir, log)
+            });
             restarted(started, child, b, w, &name, &container.name);
         }
     }

@@ -13,7 +13,7 @@ use super::{app, exec, kwok, note, pod_name, proxy_container};
 
 /// Gives each Pod its exec rule as soon as it is created, before it is scheduled and kwok makes
 /// it Running, so that `kubectl exec` right after `rollout status` finds it (and waits for the
-/// processes, which [`follow`] starts one Pod after another). For the cell's lifetime.
+/// processes, which [`super::follow`] starts one Pod after another). For the cell's lifetime.
 pub(super) async fn follow(client: kube::Client, dir: PathBuf) {
     let api: Api<Pod> = Api::all(client.clone());
     let (reader, writer) = reflector::store();
