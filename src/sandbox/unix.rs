@@ -563,14 +563,6 @@ fn loopback_up() -> io::Result<()> {
     }
 }
 
-/// The parent of process `pid`, while it is a process (not yet reaped).
-pub fn parent_of(pid: i32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name, in parentheses, may hold spaces and parentheses itself.
-    let (_, rest) = stat.rsplit_once(')')?;
-    rest.split_whitespace().nth(1)?.parse().ok()
-}
-
 /// Sends `signal` to every process of group `pgid`. A group that no longer exists is not an error.
 pub fn kill_group(pgid: i32, signal: i32) {
     // SAFETY: kill(2) with a negative pid addresses a process group; no memory is involved.

@@ -172,7 +172,7 @@ fn proxies(run: u32) -> Vec<(u32, String)> {
         if cmdline != b"sleep\x00300\x00" {
             continue;
         }
-        let parent = labcheck::sandbox::unix::parent_of(pid as i32).unwrap_or_default();
+        let parent = labcheck::sandbox::parent_of(pid as i32).unwrap_or_default();
         let parent = std::fs::read_link(format!("/proc/{parent}/exe")).unwrap_or_default();
         match (name.as_str(), parent.file_name().and_then(|n| n.to_str())) {
             ("labcheck", Some("kwok")) => found.push((pid, "exec".to_owned())),
@@ -222,7 +222,7 @@ fn sigterm_ends_a_mesh_cell_with_proxies_running() {
     // Each Envoy is a child of a pilot-agent the cell started.
     for (pid, name) in &running {
         if name == "envoy" {
-            let parent = labcheck::sandbox::unix::parent_of(*pid as i32).unwrap_or_default();
+            let parent = labcheck::sandbox::parent_of(*pid as i32).unwrap_or_default();
             assert!(
                 running
                     .iter()

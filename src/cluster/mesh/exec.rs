@@ -214,7 +214,7 @@ fn from_child_of(stream: &UnixStream, parent: u32) -> bool {
     let Some(pid) = stream.peer_cred().ok().and_then(|c| c.pid()) else {
         return false;
     };
-    crate::sandbox::unix::parent_of(pid) == Some(parent)
+    crate::sandbox::parent_of(pid) == Some(parent)
 }
 
 /// Serves one exec: reads the request and its descriptors, runs the command, answers its exit

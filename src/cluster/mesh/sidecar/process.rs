@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::{Container, Pod};
 
 use super::{Proxy, Watch, app, podnet};
-use crate::sandbox::{NetworkCommands, unix};
+use crate::sandbox::{NetworkCommands, parent_of};
 
 /// Stops a Pod's processes and removes its network: its applications; Envoy, which its agent
 /// (its parent) then reaps, so that no Envoy is left for the machine's init to collect while the
@@ -54,7 +54,7 @@ fn children_of(parent: u32) -> Vec<i32> {
 
 /// Whether `pid` is still a process (not yet reaped) whose parent is `parent`.
 fn is_child_of(pid: i32, parent: u32) -> bool {
-    unix::parent_of(pid) == Some(parent)
+    parent_of(pid) == Some(parent)
 }
 
 /// Creates a log file in the cluster's directory.
