@@ -149,7 +149,11 @@ fn registered() -> Vec<PathBuf> {
 /// state directory labcheck has used — never more of those, so a state directory set to
 /// `/root` hides no lab's path.
 pub fn hidden_everywhere() -> Vec<PathBuf> {
-    let mut dirs = vec![PathBuf::from("/var/tmp/labcheck")];
+    // The registry's own directory too: its list names every state directory on the machine.
+    let registry = Path::new(REGISTRY).parent().map(Path::to_owned);
+    let mut dirs: Vec<PathBuf> = std::iter::once(PathBuf::from("/var/tmp/labcheck"))
+        .chain(registry)
+        .collect();
     for dir in registered() {
         dirs.extend(Area::ALL.iter().map(|a| a.dir(&dir)));
     }

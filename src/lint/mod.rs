@@ -62,9 +62,10 @@ pub mod tags {
     pub const MISTAKE: &[&str] = &["mistake", "間違い"];
     pub const NO_DISCRIMINATION: &[&str] = &["no-discrimination", "判別なし"];
     pub const TIMEOUT: &[&str] = &["timeout=", "タイムアウト="];
-    /// Feature tags that raise a cell's limits (`@memory=8GiB`, `@pids=8192`).
+    /// Feature tags that set a cell's limits (`@memory=8GiB`, `@pids=8192`, `@cpus=1.5`).
     pub const MEMORY: &[&str] = &["memory=", "メモリ="];
     pub const PIDS: &[&str] = &["pids=", "プロセス数="];
+    pub const CPUS: &[&str] = &["cpus=", "CPU数="];
     /// Feature tags that say what a lab's cells need: a cluster, Istio's matrix, a live mesh
     /// (which implies `@istio`).
     pub const KUBERNETES: &[&str] = &["kubernetes"];

@@ -28,6 +28,12 @@ pub(super) fn limits(
             Err(_) => bad.push(("pids", v, "@pids=8192")),
         }
     }
+    if let Some(v) = tags::value(&feature.tags, tags::CPUS) {
+        match crate::sandbox::cgroup::parse_cpus(v) {
+            Some(c) => limits.millicpus = c,
+            None => bad.push(("cpus", v, "@cpus=1.5")),
+        }
+    }
     if bad.is_empty() { Ok(limits) } else { Err(bad) }
 }
 

@@ -1,5 +1,6 @@
-//! A cell's control group: its memory and pids limits, its peak memory for the report, and
-//! ending every process of the cell at once.
+//! A cell's control group: its memory, pids and CPU limits, its peak memory for the report, and
+//! ending every process that was ever in it at once (those that moved in one hierarchy are still
+//! members of the others: every hierarchy's members are signalled, not only v2's `cgroup.kill`).
 //!
 //! Two layouts are found on Linux machines. cgroup v2 has one hierarchy with the controllers
 //! (GitHub's runners); cells go under `/sys/fs/cgroup/labcheck/`, beside the harness's own group
@@ -18,13 +19,16 @@ const PARENT: &str = "labcheck";
 const PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// A cell's limits. Defaults hold the labs here (a local cluster's apiserver and etcd, istioctl),
-/// with room; a Feature tag raises them (`@memory=8GiB`, `@pids=8192`).
+/// with room; a Feature tag changes them (`@memory=8GiB`, `@pids=8192`, `@cpus=1.5`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Limits {
     /// Bytes of memory, page cache and tmpfs files included.
     pub memory: u64,
     /// Processes and threads.
     pub pids: u64,
+    /// CPU time per wall-clock time, in thousandths of a CPU (1500: one and a half CPUs).
+    #[serde(default = "default_millicpus")]
+    pub millicpus: u64,
 }
 
 impl Default for Limits {
@@ -32,8 +36,42 @@ impl Default for Limits {
         Limits {
             memory: 4 << 30,
             pids: 4096,
+            millicpus: default_millicpus(),
         }
     }
+}
+
+/// Every CPU of the machine but half of one (at least half a CPU): a cell that spins on every
+/// core still leaves the machine usable.
+fn default_millicpus() -> u64 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    (cpus * 1000).saturating_sub(500).max(500)
+}
+
+/// The CFS period the CPU limit is a share of (the kernel's default).
+const CPU_PERIOD_US: u64 = 100_000;
+
+/// Reads a `@cpus=` tag's value: `2`, `1.5`, `0.25` (at least a hundredth of a CPU).
+pub fn parse_cpus(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let (whole, fraction) = t.split_once('.').unwrap_or((t, ""));
+    if whole.is_empty() && fraction.is_empty()
+        || !whole
+            .chars()
+            .chain(fraction.chars())
+            .all(|c| c.is_ascii_digit())
+        || fraction.len() > 3
+    {
+        return None;
+    }
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
+    let fraction: u64 = format!("{fraction:0<3}").parse().ok()?;
+    let milli = whole.checked_mul(1000)?.checked_add(fraction)?;
+    (milli >= 10).then_some(milli)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +120,12 @@ impl Cgroup {
         let pids = under("pids", "pids");
         group.make(&pids)?;
         write(&pids, "pids.max", limits.pids)?;
+        if root.join("cpu/cgroup.procs").exists() {
+            let cpu = under("cpu", "cpu");
+            group.make(&cpu)?;
+            write(&cpu, "cpu.cfs_period_us", CPU_PERIOD_US)?;
+            write(&cpu, "cpu.cfs_quota_us", quota(limits))?;
+        }
         if root.join("unified/cgroup.procs").exists() {
             let unified = under("unified", "");
             group.make(&unified)?;
@@ -96,7 +140,7 @@ impl Cgroup {
         for dir in [root, parent.as_path()] {
             let control = dir.join("cgroup.subtree_control");
             let enabled = std::fs::read_to_string(&control).map_err(err("read", &control))?;
-            let missing: Vec<String> = ["memory", "pids"]
+            let missing: Vec<String> = ["memory", "pids", "cpu"]
                 .iter()
                 .filter(|c| !enabled.split_whitespace().any(|e| e == **c))
                 .map(|c| format!("+{c}"))
@@ -114,6 +158,9 @@ impl Cgroup {
         group.make(&cell)?;
         write(&cell, "memory.max", limits.memory)?;
         write(&cell, "pids.max", limits.pids)?;
+        let path = cell.join("cpu.max");
+        std::fs::write(&path, format!("{} {CPU_PERIOD_US}", quota(limits)))
+            .map_err(err("write", &path))?;
         Ok(group)
     }
 
@@ -138,7 +185,7 @@ impl Cgroup {
             let dir = match controllers {
                 "" if v2 => root.join(path),
                 "" => root.join("unified").join(path),
-                "memory" | "pids" => root.join(controllers).join(path),
+                "memory" | "pids" | "cpu" => root.join(controllers).join(path),
                 _ => continue,
             };
             if controllers.is_empty() {
@@ -166,11 +213,11 @@ impl Cgroup {
         text.trim().parse().ok()
     }
 
-    /// Kills every process in the cell's groups (where the kernel has `cgroup.kill`), then removes
-    /// the groups once they are empty.
+    /// Kills every process in the cell's groups, then removes the groups once they are empty
+    /// (killing again what was forked meanwhile).
     pub async fn remove(&self) {
-        self.kill();
         for _ in 0..50 {
+            self.kill();
             if self.try_remove() {
                 return;
             }
@@ -181,8 +228,8 @@ impl Cgroup {
     /// [`Cgroup::remove`] for a thread that cannot wait asynchronously (a sandbox dropped when a
     /// run is interrupted). What is still busy after a second is left to [`reap_stale`].
     pub fn remove_blocking(&self) {
-        self.kill();
         for _ in 0..50 {
+            self.kill();
             if self.try_remove() {
                 return;
             }
@@ -190,13 +237,12 @@ impl Cgroup {
         }
     }
 
-    /// Kills every process in the groups: with `cgroup.kill` where the kernel has it, else
-    /// each process listed in them.
-    fn kill(&self) {
-        if let Some(kill) = &self.kill
-            && std::fs::write(kill, "1").is_ok()
-        {
-            return;
+    /// Kills every process in the groups: with `cgroup.kill` where the kernel has it, and each
+    /// process listed in any of them — a process that left the v2 group (`clone3` with
+    /// `CLONE_INTO_CGROUP`) is still a member of the v1 memory, pids and CPU groups.
+    pub fn kill(&self) {
+        if let Some(kill) = &self.kill {
+            let _ = std::fs::write(kill, "1");
         }
         for procs in self.procs() {
             let text = std::fs::read_to_string(procs).unwrap_or_default();
@@ -213,6 +259,11 @@ impl Cgroup {
             .rev()
             .all(|d| std::fs::remove_dir(d).is_ok() || !d.exists())
     }
+}
+
+/// The CFS quota of `limits`' CPUs per [`CPU_PERIOD_US`].
+fn quota(limits: Limits) -> u64 {
+    limits.millicpus.saturating_mul(CPU_PERIOD_US) / 1000
 }
 
 fn write(dir: &Path, file: &str, value: u64) -> Result<(), CgroupError> {
@@ -254,6 +305,7 @@ pub fn reap_stale() {
         Path::new(ROOT).join(PARENT),
         v1_parent(&own, "memory", "memory"),
         v1_parent(&own, "pids", "pids"),
+        v1_parent(&own, "cpu", "cpu"),
         v1_parent(&own, "unified", ""),
     ];
     for parent in parents {
@@ -295,5 +347,18 @@ mod tests {
         assert_eq!(parse_size("100"), Some(100));
         assert_eq!(parse_size("lots"), None);
         assert_eq!(parse_size("1T"), None);
+    }
+
+    #[test]
+    fn cpus() {
+        assert_eq!(parse_cpus("2"), Some(2000));
+        assert_eq!(parse_cpus("1.5"), Some(1500));
+        assert_eq!(parse_cpus(".25"), Some(250));
+        assert_eq!(parse_cpus("0.005"), None);
+        assert_eq!(parse_cpus("1.2345"), None);
+        assert_eq!(parse_cpus("-1"), None);
+        assert_eq!(parse_cpus("many"), None);
+        assert_eq!(parse_cpus("."), None);
+        assert!(default_millicpus() >= 500);
     }
 }

@@ -1,7 +1,9 @@
 //! How a learner command enters the cell ([`Namespaces::entry`]: every namespace of the cell,
-//! its control group, a container's capabilities), for the sandbox's own commands and for those
-//! that outlive a borrow of it and may run in another network namespace than the cell's
-//! ([`LearnerCommands`]: what `kubectl exec` into a live mesh's Pod runs, in the Pod's network).
+//! its control group and cgroup namespace, a container's capabilities), for the sandbox's own
+//! commands and for those that outlive a borrow of it and may run in another network namespace
+//! than the cell's ([`LearnerCommands`]: what `kubectl exec` into a live mesh's Pod runs, in the
+//! Pod's network). A cell's node ([`super::node`]) is entered the same way, into its own
+//! namespaces.
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
@@ -11,20 +13,23 @@ use std::sync::Arc;
 
 use super::{Network, unix};
 
-/// The cell's namespaces but the network, held open: those every learner command enters.
+/// A holder's namespaces but the network, held open: those every command entering it joins.
 #[derive(Debug)]
 pub(super) struct Namespaces {
     pub(super) ipc: File,
     pub(super) uts: File,
     pub(super) mnt: File,
-    /// The cell's PID namespace (the holder's children's).
+    /// The holder's children's PID namespace.
     pub(super) pid: File,
+    /// Rooted at the cell's control group: a process sees no group above it.
+    pub(super) cgroup: File,
 }
 
 impl Namespaces {
-    /// How a learner command enters the cell: these namespaces and network namespace `net`, the
-    /// control group's `cgroups`, starting in `cwd`, with a container's capabilities; ending every
-    /// other process of the cell first when `end_others`.
+    /// How a command enters: these namespaces and network namespace `net`, the control group's
+    /// `cgroups` (joined before the cgroup namespace), starting in `cwd`, keeping the
+    /// `capabilities` mask; ending every other process of the PID namespace first when
+    /// `end_others`.
     pub(super) fn entry(
         &self,
         net: RawFd,
@@ -32,19 +37,21 @@ impl Namespaces {
         cgroups: Vec<CString>,
         die_with_parent: bool,
         end_others: bool,
+        capabilities: u64,
     ) -> unix::Entry {
         unix::Entry {
             namespaces: vec![
                 (self.ipc.as_raw_fd(), libc::CLONE_NEWIPC),
                 (self.uts.as_raw_fd(), libc::CLONE_NEWUTS),
                 (net, libc::CLONE_NEWNET),
+                (self.cgroup.as_raw_fd(), libc::CLONE_NEWCGROUP),
                 (self.mnt.as_raw_fd(), libc::CLONE_NEWNS),
             ],
             pid: Some(self.pid.as_raw_fd()),
             cwd: Some(cwd),
             cgroups,
             die_with_parent,
-            drop_capabilities: true,
+            capabilities: Some(capabilities),
             end_others,
         }
     }
@@ -80,6 +87,7 @@ impl LearnerCommands {
             self.cgroups.clone(),
             self.die_with_parent,
             false,
+            unix::CONTAINER_CAPABILITIES,
         );
         unix::enter(&mut cmd, entry);
         cmd

@@ -11,10 +11,12 @@
 //! a command leaves running is ended when it ends. When init ends, every process of the cell ends.
 //! Unsafe code lives in [`unix`].
 
+pub mod beneath;
 pub mod cgroup;
 mod exec;
 mod learner;
 mod network;
+mod node;
 mod procfs;
 mod read;
 mod root;
@@ -26,7 +28,8 @@ pub use cgroup::Limits;
 pub use exec::run_script;
 pub use learner::LearnerCommands;
 pub use network::{Network, NetworkCommands};
-pub use procfs::parent_of;
+pub use node::{Attachment, Node, NodeCommands};
+pub use procfs::{children_of, parent_of};
 pub use read::READ_LIMIT;
 use read::read_regular;
 pub use running::{hide_in_running_cells, left_by_a_gone_run};
@@ -144,6 +147,7 @@ impl Holder {
                 uts: open("uts")?,
                 ipc: open("ipc")?,
                 pid: open("pid_for_children")?,
+                cgroup: open("cgroup")?,
             }),
             child,
         })
@@ -238,6 +242,7 @@ impl Sandbox {
             new_net: options.isolate_network,
             cgroups: sandbox.cgroup_procs(),
             die_with_parent: !options.keep_alive,
+            argv: unix::argv_area(),
         };
         let mut cmd = tokio::process::Command::new("sleep");
         cmd.arg("infinity")
@@ -402,7 +407,7 @@ impl Sandbox {
                 cwd: None,
                 cgroups: Vec::new(),
                 die_with_parent: true,
-                drop_capabilities: true,
+                capabilities: Some(unix::CONTAINER_CAPABILITIES),
                 end_others: false,
             };
         };
@@ -414,7 +419,7 @@ impl Sandbox {
                 cwd: None,
                 cgroups: self.cgroup_procs(),
                 die_with_parent: !self.keep_alive,
-                drop_capabilities: false,
+                capabilities: None,
                 end_others: false,
             };
         }
@@ -424,6 +429,7 @@ impl Sandbox {
             self.cgroup_procs(),
             !self.keep_alive,
             role == Role::Reaper,
+            unix::CONTAINER_CAPABILITIES,
         )
     }
 

@@ -118,7 +118,7 @@ impl NetworkCommands {
             cwd: None,
             cgroups: self.cgroups.clone(),
             die_with_parent: self.die_with_parent,
-            drop_capabilities: false,
+            capabilities: None,
             end_others: false,
         };
         unix::enter(&mut cmd, entry);

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use libc::{MS_BIND, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE, MS_RDONLY, MS_REC, MS_REMOUNT};
 
+use super::beneath::Beneath;
 use super::unix::Op;
 use super::{SHARE, SYSTEM_PATHS, SandboxError, SandboxOptions, cstring, io_err};
 
@@ -21,6 +22,9 @@ pub(super) fn ops(dir: &Path, options: &SandboxOptions) -> Result<Vec<Op>, Sandb
         ops: Vec::new(),
     };
     root.push(mount(None, cstring("/"), None, MS_REC | MS_PRIVATE, None));
+    // The overlays' layers are named relative to the cell's directory: the cell's mount table
+    // (`/proc/self/mountinfo`) shows no host path of labcheck's.
+    root.push(Op::Chdir(cstring(dir)));
     let host = root.overlay(Path::new("/"), &dir.join("fs"))?;
     root.push(mount(
         Some("overlay"),
@@ -35,7 +39,8 @@ pub(super) fn ops(dir: &Path, options: &SandboxOptions) -> Result<Vec<Op>, Sandb
     // Before the fresh /tmp, /run and /dev: a hidden directory may lie under one of them.
     root.hide(&options.hide);
     root.dev();
-    root.proc_and_sys();
+    root.proc();
+    root.sys();
     root.tmp()?;
     root.run_and_tools(&options.tools, &options.pod_tools);
     Ok(root.ops)
@@ -107,6 +112,96 @@ fn read_only(source: &str, target: CString, flags: libc::c_ulong) -> [Op; 2] {
     ]
 }
 
+/// An empty read-only tmpfs over a directory that may not exist.
+fn empty_read_only(target: CString) -> Op {
+    optional(mount(
+        Some("tmpfs"),
+        target,
+        Some("tmpfs"),
+        MS_RDONLY,
+        Some("size=0"),
+    ))
+}
+
+/// The operations that give a node's mount namespace (a copy of the cell's, made by a process
+/// of the node's PID namespace) a `/proc` of that namespace, as the cell's is made.
+pub(super) fn node_proc() -> Vec<Op> {
+    let mut root = Root {
+        dir: PathBuf::new(),
+        root: PathBuf::from("/"),
+        ops: Vec::new(),
+    };
+    root.proc();
+    root.ops
+}
+
+/// Takes the host directory `hidden` out of an overlay of `/` whose upper layer is `upper`: a
+/// whiteout at its place there, its missing parents made as the host's are (mode, owner). Walked
+/// without following a link (the upper layer holds what learners wrote). A directory on another
+/// file system than `/` is not in the overlay's lower layer: nothing to do. An error where the
+/// upper layer holds something else than a directory on the way or a whiteout at the place.
+fn whiteout(upper: &Path, hidden: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if std::fs::metadata(hidden)?.dev() != std::fs::metadata("/")?.dev() {
+        return Ok(());
+    }
+    let rel = hidden.strip_prefix("/").unwrap_or(hidden);
+    let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    };
+    let mut dir = Beneath::open(upper)?;
+    let mut host = PathBuf::from("/");
+    for part in parent.iter() {
+        host.push(part);
+        match dir.stat(part)? {
+            None => {
+                let meta = std::fs::symlink_metadata(&host)?;
+                let made = dir.dir(Path::new(part), |_| {
+                    Some(nix::sys::stat::Mode::from_bits_truncate(0o700))
+                })?;
+                dir.own(part, meta.uid(), meta.gid(), meta.mode())?;
+                dir = made;
+            }
+            Some(s) if s.st_mode & libc::S_IFMT == libc::S_IFDIR => {
+                dir = dir.dir(Path::new(part), |_| None)?;
+            }
+            // A whiteout: the learner removed it, and what lies beneath is not there either.
+            Some(s) if s.st_mode & libc::S_IFMT == libc::S_IFCHR && s.st_rdev == 0 => {
+                return Ok(());
+            }
+            Some(_) => return Err(std::io::ErrorKind::AlreadyExists.into()),
+        }
+    }
+    match dir.stat(name)? {
+        None => dir.whiteout(name),
+        Some(s) if s.st_mode & libc::S_IFMT == libc::S_IFCHR && s.st_rdev == 0 => Ok(()),
+        Some(_) => Err(std::io::ErrorKind::AlreadyExists.into()),
+    }
+}
+
+/// `to` as a path relative to the directory `from` (both absolute); `/` stays `/`.
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    if to == Path::new("/") {
+        return to.to_owned();
+    }
+    let common = from
+        .components()
+        .zip(to.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let up = from.components().skip(common).map(|_| Path::new(".."));
+    let down = to
+        .components()
+        .skip(common)
+        .map(|c| Path::new(c.as_os_str()));
+    let path: PathBuf = up.chain(down).collect();
+    if path.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        path
+    }
+}
+
 /// A path as an overlay option: the kernel splits options at `,` and `:`.
 fn overlay_path(p: &Path) -> Result<String, SandboxError> {
     let text = p.as_os_str().as_bytes();
@@ -132,11 +227,12 @@ impl Root {
         for d in [layer.join("upper"), layer.join("work")] {
             std::fs::create_dir_all(&d).map_err(io_err("cannot create", &d))?;
         }
+        let relative = |p: &Path| relative(&self.dir, p);
         Ok(format!(
             "lowerdir={},upperdir={},workdir={}",
-            overlay_path(lower)?,
-            overlay_path(&layer.join("upper"))?,
-            overlay_path(&layer.join("work"))?
+            overlay_path(&relative(lower))?,
+            overlay_path(&relative(&layer.join("upper")))?,
+            overlay_path(&relative(&layer.join("work")))?
         ))
     }
 
@@ -162,12 +258,18 @@ impl Root {
         Ok(())
     }
 
-    /// Host directories no cell may see, covered by an empty read-only tmpfs. One removed before
-    /// the cell's init mounts over it (another run's state directory as that run ends) has
-    /// nothing left to hide: its mount may find no target.
+    /// Host directories no cell may see. One on the host's root file system (the overlay's
+    /// lower layer) is taken out of the cell's `/` by a whiteout in the upper layer
+    /// ([`whiteout`]): it is not there at all, and no mount names it. Where that cannot be done
+    /// (the upper layer holds something else at its place), an empty read-only tmpfs covers it.
+    /// One removed before the cell's init mounts over it (another run's state directory as that
+    /// run ends) has nothing left to hide: its mount may find no target.
     fn hide(&mut self, hide: &[PathBuf]) {
         for hidden in hide {
             if hidden.is_absolute() && hidden.is_dir() && hidden != Path::new("/") {
+                if whiteout(&self.dir.join("fs/upper"), hidden).is_ok() {
+                    continue;
+                }
                 let target = cstring(self.root.join(hidden.strip_prefix("/").unwrap_or(hidden)));
                 self.push(optional(mount(
                     Some("tmpfs"),
@@ -230,9 +332,9 @@ impl Root {
         ));
     }
 
-    /// The cell's own processes only; the kernel's knobs read-only, its secrets masked; /sys
-    /// read-only.
-    fn proc_and_sys(&mut self) {
+    /// The processes of the mounting PID namespace only; the kernel's knobs read-only, its
+    /// secrets masked.
+    fn proc(&mut self) {
         let proc = self.at("/proc");
         let flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
         self.push(mount(Some("proc"), proc, Some("proc"), flags, None));
@@ -263,20 +365,17 @@ impl Root {
             let target = self.at(secret);
             self.push(optional(mount(Some(&null), target, None, MS_BIND, None)));
         }
+        for dir in ["/proc/acpi", "/proc/asound", "/proc/scsi"] {
+            self.push(empty_read_only(self.at(dir)));
+        }
+    }
+
+    /// A read-only /sys, its firmware hidden.
+    fn sys(&mut self) {
         let sys = self.at("/sys");
         let flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
         self.push(mount(Some("sysfs"), sys, Some("sysfs"), flags, None));
-        for dir in ["/proc/acpi", "/proc/asound", "/proc/scsi", "/sys/firmware"] {
-            let target = self.at(dir);
-            let data = Some("size=0");
-            self.push(optional(mount(
-                Some("tmpfs"),
-                target,
-                Some("tmpfs"),
-                MS_RDONLY,
-                data,
-            )));
-        }
+        self.push(empty_read_only(self.at("/sys/firmware")));
     }
 
     /// The cell's own /tmp: a directory of the cell (not the host's /tmp, not memory), so a
@@ -323,5 +422,52 @@ impl Root {
             let ops = read_only(&path.display().to_string(), target, 0);
             self.ops.extend(ops);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layers_are_named_relative_to_the_cell() {
+        let cell = Path::new("/var/tmp/state/cells/lab-1");
+        assert_eq!(relative(cell, Path::new("/")), Path::new("/"));
+        assert_eq!(
+            relative(cell, Path::new("/var/tmp/state/cells/lab-1/fs/upper")),
+            Path::new("fs/upper")
+        );
+        assert_eq!(
+            relative(cell, Path::new("/var/tmp/state/views/x/root")),
+            Path::new("../../views/x/root")
+        );
+        assert_eq!(relative(cell, cell), Path::new("."));
+    }
+
+    #[test]
+    fn a_hidden_directory_is_a_whiteout_under_parents_made_as_the_hosts() {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let hidden = tempfile::tempdir_in("/var/tmp").expect("hidden");
+        let upper = tempfile::tempdir_in("/var/tmp").expect("upper");
+        whiteout(upper.path(), hidden.path()).expect("whiteout");
+        let place = upper
+            .path()
+            .join(hidden.path().strip_prefix("/").expect("absolute"));
+        let meta = std::fs::symlink_metadata(&place).expect("the whiteout");
+        assert!(meta.file_type().is_char_device() && meta.rdev() == 0);
+        let var_tmp = std::fs::metadata(upper.path().join("var/tmp")).expect("var/tmp");
+        assert_eq!(
+            var_tmp.mode(),
+            std::fs::metadata("/var/tmp").expect("host").mode()
+        );
+        // Again (a cell from a checkpoint of that upper layer): already hidden.
+        whiteout(upper.path(), hidden.path()).expect("again");
+        // A learner's link in the upper layer is not followed.
+        let other = tempfile::tempdir_in("/var/tmp").expect("other");
+        let upper2 = tempfile::tempdir_in("/var/tmp").expect("upper2");
+        std::fs::create_dir(upper2.path().join("var")).expect("var");
+        std::os::unix::fs::symlink(other.path(), upper2.path().join("var/tmp")).expect("link");
+        assert!(whiteout(upper2.path(), hidden.path()).is_err());
+        assert_eq!(std::fs::read_dir(other.path()).expect("read").count(), 0);
     }
 }

@@ -110,10 +110,12 @@ pub fn helper() -> io::Result<PathBuf> {
 }
 
 /// Makes `dir/exec-bin` with every name of `dirs` and of the images' programs (`pod_tools`, as
-/// [`pod_tools`] gives them) linked to `helper` ([`helper`]); returns kwok's environment: that
-/// directory as its PATH, the socket's directory.
+/// [`pod_tools`] gives them) linked to `helper` ([`helper`], as kwok sees it); returns kwok's
+/// environment: that directory as its PATH, the socket's directory — both as kwok sees `dir`,
+/// at `view`.
 pub fn prepare(
     dir: &Path,
+    view: &Path,
     dirs: &[PathBuf],
     pod_tools: &[(String, PathBuf)],
     helper: &Path,
@@ -133,8 +135,8 @@ pub fn prepare(
         std::os::unix::fs::symlink(helper, bin.join(name))?;
     }
     Ok(vec![
-        ("PATH".into(), bin.into_os_string()),
-        (SOCKET_DIR.into(), dir.as_os_str().to_owned()),
+        ("PATH".into(), view.join(BIN).into_os_string()),
+        (SOCKET_DIR.into(), view.as_os_str().to_owned()),
     ])
 }
 
@@ -423,9 +425,11 @@ mod tests {
         .into_iter()
         .map(|n| (n.to_owned(), PathBuf::from("/cache").join(n)))
         .collect();
-        let env = prepare(dir.path(), &dirs, &images, &me).expect("prepared");
+        let view = Path::new("/run/labcheck/node");
+        let env = prepare(dir.path(), view, &dirs, &images, &me).expect("prepared");
         let bin = dir.path().join(BIN);
-        assert_eq!(env[0], ("PATH".to_owned(), bin.clone().into_os_string()));
+        assert_eq!(env[0], ("PATH".to_owned(), view.join(BIN).into_os_string()));
+        assert_eq!(env[1], (SOCKET_DIR.to_owned(), view.as_os_str().to_owned()));
         for name in ["curl", "client", "server", "pilot-agent", "envoy"] {
             assert_eq!(std::fs::read_link(bin.join(name)).ok().as_ref(), Some(&me));
         }

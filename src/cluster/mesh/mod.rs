@@ -3,8 +3,11 @@
 //! the namespace, carrying nothing anywhere: istioctl's xDS client takes its node IP from a
 //! non-loopback interface), kube-controller-manager and kube-scheduler, kwok as the kubelet of
 //! one simulated node ([`kwok`]) and istiod, the lab's own istiod Pod's process once kwok reports
-//! that Pod Running ([`istiod`]). Each process logs into the cluster's directory and ends with
-//! the cell (stopped, dropped, or with the harness).
+//! that Pod Running ([`istiod`]). kwok and every process of a Pod run in the cell's node
+//! ([`Node`]: a copy of the cell's mount namespace, a PID and a cgroup namespace of its own, a
+//! container's capabilities): what a learner's Pod spec, a rule or the mesh's configuration makes
+//! them do reaches no further than a learner's own command. Each process logs into the
+//! cluster's directory and ends with the cell (stopped, dropped, or with the harness).
 
 mod exec;
 mod istiod;
@@ -19,7 +22,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use super::{ClusterError, certs, kubeconfig};
-use crate::sandbox::{LearnerCommands, NetworkCommands, unix};
+use crate::sandbox::{Attachment, LearnerCommands, NetworkCommands, Node, NodeCommands, unix};
 
 pub use exec::{pod_tools, shim};
 
@@ -40,6 +43,76 @@ pub struct MeshTools {
     pub echo_server: PathBuf,
     /// Istio's echo client: requests from inside a Pod.
     pub echo_client: PathBuf,
+}
+
+/// Where the node shows the cluster's directory (read-only; its `pods/` writable).
+const NODE_DIR: &str = "/run/labcheck/node";
+/// Where the node shows the programs it runs, by the names of [`node_programs`].
+const NODE_BIN: &str = "/run/labcheck/bin";
+
+/// `host`, a path in the cluster's directory `dir`, as the node shows it.
+pub(super) fn in_node(dir: &Path, host: &Path) -> PathBuf {
+    Path::new(NODE_DIR).join(host.strip_prefix(dir).unwrap_or(host))
+}
+
+/// A program of the node, by its name there.
+pub(super) fn node_program(name: &str) -> PathBuf {
+    Path::new(NODE_BIN).join(name)
+}
+
+/// The programs the node runs: by name there, and where the host has them.
+fn node_programs(tools: &MeshTools, helper: &Path) -> Vec<(&'static str, PathBuf)> {
+    vec![
+        ("pilot-agent", tools.pilot_agent.clone()),
+        (
+            crate::toolchain::ENVOY_BOOTSTRAP,
+            tools
+                .pilot_agent
+                .with_file_name(crate::toolchain::ENVOY_BOOTSTRAP),
+        ),
+        ("envoy", tools.envoy.clone()),
+        ("echo-server", tools.echo_server.clone()),
+        ("kwok", tools.kwok.clone()),
+        ("labcheck", helper.to_owned()),
+    ]
+}
+
+/// What the node shows: the cluster's directory (read-only), the Pods' working directories, the
+/// programs, and over the ELF interpreter kwok's programs name the host's own file, so that
+/// Landlock's rules on kwok (made from the host's files) hold for them in the node.
+fn attachments(s: &Start<'_>, helper: &Path) -> Vec<Attachment> {
+    let mut all = vec![
+        Attachment {
+            host: s.dir.to_owned(),
+            at: NODE_DIR.into(),
+            writable: false,
+        },
+        Attachment {
+            host: s.dir.join(sidecar::PODS),
+            at: in_node(s.dir, &s.dir.join(sidecar::PODS)),
+            writable: true,
+        },
+    ];
+    all.extend(
+        node_programs(s.tools, helper)
+            .into_iter()
+            .map(|(name, host)| Attachment {
+                host,
+                at: node_program(name),
+                writable: false,
+            }),
+    );
+    let interpreters: std::collections::BTreeSet<PathBuf> = [&s.tools.kwok, &helper.to_owned()]
+        .into_iter()
+        .flat_map(|p| executables(p).into_iter().skip(1))
+        .filter_map(|i| std::fs::canonicalize(i).ok())
+        .collect();
+    all.extend(interpreters.into_iter().map(|i| Attachment {
+        host: i.clone(),
+        at: i,
+        writable: false,
+    }));
+    all
 }
 
 /// The cell's non-loopback interface and its peer (both in the cell's namespace).
@@ -124,6 +197,8 @@ pub struct Mesh {
     istiod: Option<istiod::Istiod>,
     /// The Pods' proxies.
     sidecars: Option<sidecar::Sidecars>,
+    /// Where kwok and the Pods' processes run; ends last.
+    node: Option<Node>,
     dir: PathBuf,
     keep: bool,
 }
@@ -154,6 +229,7 @@ pub async fn start(s: Start<'_>) -> Result<Mesh, ClusterError> {
         processes: Vec::new(),
         istiod: None,
         sidecars: None,
+        node: None,
         dir: s.dir.to_owned(),
         keep: s.keep,
     };
@@ -166,18 +242,20 @@ pub async fn start(s: Start<'_>) -> Result<Mesh, ClusterError> {
     }
 }
 
-/// The watch that starts the Pods' proxies.
-fn sidecars(s: &Start<'_>, kwok: u32) -> Result<sidecar::Sidecars, ClusterError> {
+/// The watch that starts the Pods' proxies, in the node.
+fn sidecars(
+    s: &Start<'_>,
+    node: NodeCommands,
+    kwok: u32,
+) -> Result<sidecar::Sidecars, ClusterError> {
     sidecar::Sidecars::watch(sidecar::Watch {
         client: s.client.clone(),
         commands: s.commands.clone(),
-        agent: s.tools.pilot_agent.clone(),
-        bootstrap: s
-            .tools
-            .pilot_agent
-            .with_file_name(crate::toolchain::ENVOY_BOOTSTRAP),
-        envoy: s.tools.envoy.clone(),
-        echo: s.tools.echo_server.clone(),
+        node,
+        agent: node_program("pilot-agent"),
+        bootstrap: node_program(crate::toolchain::ENVOY_BOOTSTRAP),
+        envoy: node_program("envoy"),
+        echo: node_program("echo-server"),
         dir: s.dir.to_owned(),
         keep: s.keep,
         learner: s.learner.clone(),
@@ -234,14 +312,46 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
     kwok::install_crds(s.client).await?;
     kwok::release_lease(s.client).await?;
     let pod_cidr = kwok::pod_cidr(s.client).await?;
-    let kwok_args = kwok::args(&config, &kwok_config, &cert, &key, &pod_cidr);
+    let node = |p: &Path| in_node(s.dir, p);
+    let kwok_args = kwok::args(
+        &node(&config),
+        &node(&kwok_config),
+        &node(&cert),
+        &node(&key),
+        &pod_cidr,
+    );
     let learner_path = s.learner.env().get("PATH").cloned().unwrap_or_default();
     let mut dirs: Vec<PathBuf> = std::env::split_paths(&learner_path).collect();
     dirs.push(s.learner_bin.to_owned());
     let helper = exec::helper().map_err(|e| io(e.to_string()))?;
-    let kwok_env = exec::prepare(s.dir, &dirs, &pod_tools(s.tools), &helper)
-        .map_err(|e| io(format!("the commands of the Pods' exec: {e}")))?;
-    let kwok = mesh.spawn_kwok(s.commands, &s.tools.kwok, &kwok_args, kwok_env, &helper)?;
+    let kwok_env = exec::prepare(
+        s.dir,
+        Path::new(NODE_DIR),
+        &dirs,
+        &pod_tools(s.tools),
+        &node_program("labcheck"),
+    )
+    .map_err(|e| io(format!("the commands of the Pods' exec: {e}")))?;
+    let pods = s.dir.join(sidecar::PODS);
+    std::fs::create_dir_all(&pods)
+        .map_err(|e| io(format!("cannot create {}: {e}", pods.display())))?;
+    let started = Node::start(
+        s.learner,
+        s.commands.network(),
+        &attachments(s, &helper),
+        s.keep,
+    )
+    .map_err(|e| io(format!("cannot start the cell's node: {e}")))?;
+    let node_commands = started.commands();
+    mesh.node = Some(started);
+    let kwok = mesh.spawn_kwok(
+        &node_commands,
+        s.commands.network(),
+        &s.tools.kwok,
+        &kwok_args,
+        kwok_env,
+        &helper,
+    )?;
 
     kwok::register_node(s.client, s.version).await?;
     if let Err(detail) = kwok::wait_ready(s.client, NODE_READY).await {
@@ -264,7 +374,7 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
     // one was: with istiod answering and its Pods' proxies ready (started once istiod answers,
     // so their first requests to it do not fail and back off).
     if !restored_istiod {
-        mesh.sidecars = Some(sidecars(s, kwok)?);
+        mesh.sidecars = Some(sidecars(s, node_commands.clone(), kwok)?);
     } else {
         let ready = std::net::SocketAddr::from(([127, 0, 0, 1], istiod::READY_PORT));
         let network = s.commands.network();
@@ -280,7 +390,7 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
                 ),
             });
         }
-        mesh.sidecars = Some(sidecars(s, kwok)?);
+        mesh.sidecars = Some(sidecars(s, node_commands, kwok)?);
         // And with the proxies of its Running injected Pods ready.
         if let Some(sidecars) = &mesh.sidecars
             && let Err(detail) = sidecars.wait_ready(s.client, PROXIES_READY).await
@@ -313,13 +423,16 @@ impl Mesh {
         self.spawn_with(commands, name, binary, args, |_| Ok(()))
     }
 
-    /// kwok, confined with Landlock ([`unix::confine`]): it follows port-forward and exec rules
-    /// from resources the learner may write too, and runs a rule's command; confined, kwok can
-    /// execute nothing but itself and labcheck's exec ([`exec`], which asks the harness: its
-    /// PATH), write no file and signal no process outside it.
+    /// kwok, in the cell's node and network, confined besides with Landlock
+    /// ([`unix::confine`]): it follows port-forward and exec rules from resources the learner
+    /// may write too, and runs a rule's command; confined, kwok can execute nothing but itself
+    /// and labcheck's exec ([`exec`], which asks the harness: its PATH), write no file and signal
+    /// no process outside it. Its pid (in the harness's view, inside the node): the parent of
+    /// the execs it runs.
     fn spawn_kwok(
         &mut self,
-        commands: &NetworkCommands,
+        node: &NodeCommands,
+        net: &crate::sandbox::Network,
         binary: &Path,
         args: &[String],
         env: Vec<(String, std::ffi::OsString)>,
@@ -329,14 +442,19 @@ impl Mesh {
             .into_iter()
             .chain(executables(helper))
             .collect();
-        self.spawn_with(commands, "kwok", binary, args, |cmd| {
-            cmd.envs(env);
-            unix::confine(cmd, &allowed, &[])
-                .map_err(|e| ClusterError::Io(format!("cannot confine kwok with Landlock: {e}")))
-        })?;
-        self.processes
+        let mut command = node.command(net, Path::new("/"), node_program("kwok"), 0);
+        command.envs(env);
+        unix::confine(&mut command, &allowed, &[])
+            .map_err(|e| ClusterError::Io(format!("cannot confine kwok with Landlock: {e}")))?;
+        self.spawn_command(command, "kwok", binary, args)?;
+        let relay = self
+            .processes
             .last()
             .and_then(|p| p.child.id())
+            .ok_or_else(|| ClusterError::Io("kwok ended as it started".to_owned()))?;
+        crate::sandbox::children_of(relay)
+            .first()
+            .map(|&pid| pid as u32)
             .ok_or_else(|| ClusterError::Io("kwok ended as it started".to_owned()))
     }
 
@@ -348,9 +466,20 @@ impl Mesh {
         args: &[String],
         prepare: impl FnOnce(&mut tokio::process::Command) -> Result<(), ClusterError>,
     ) -> Result<(), ClusterError> {
-        let (out, err) = super::local::log_file(&self.dir, name)?;
         let mut command = commands.command(binary);
         prepare(&mut command)?;
+        self.spawn_command(command, name, binary, args)
+    }
+
+    /// Spawns `command` (of `binary`) with `args`, logging as `name`.
+    fn spawn_command(
+        &mut self,
+        mut command: tokio::process::Command,
+        name: &'static str,
+        binary: &Path,
+        args: &[String],
+    ) -> Result<(), ClusterError> {
+        let (out, err) = super::local::log_file(&self.dir, name)?;
         let child = command
             .args(args)
             .stdin(Stdio::null())
@@ -377,6 +506,9 @@ impl Mesh {
         for p in self.processes.iter_mut().rev() {
             stop(&mut p.child).await;
         }
+        if let Some(node) = self.node.as_mut() {
+            node.stop().await;
+        }
     }
 
     /// The pids of its processes (istiod's and the proxies' as they are now), for a kept
@@ -402,7 +534,7 @@ impl Mesh {
         logs
     }
 
-    /// `sidecars.log` and each proxy's log, by name.
+    /// `sidecars.log`, each proxy's log and each application container's, by name.
     fn proxy_logs(&self) -> Vec<PathBuf> {
         let mut logs: Vec<PathBuf> = std::fs::read_dir(&self.dir)
             .into_iter()
@@ -410,9 +542,9 @@ impl Mesh {
             .flatten()
             .map(|e| e.path())
             .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n == "sidecars.log" || n.starts_with("proxy-"))
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n == "sidecars.log" || n.starts_with("proxy-") || n.starts_with("app-")
+                })
             })
             .collect();
         logs.sort();

@@ -10,8 +10,8 @@
 //! because the proxy cannot use the cluster's DNS: the discovery and CA addresses are the
 //! istiod Service's endpoint address, with `ISTIOD_SAN` keeping the name istiod's certificate is
 //! checked against (and `CA_ADDR` naming istiod goes, so the CA is checked the same way); and Envoy is upstream's, named in `PROXY_CONFIG` (`binaryPath`), with the
-//! Pod's module's bootstrap template (`ISTIO_BOOTSTRAP`). The agent runs confined with Landlock
-//! (it executes only itself and Envoy, and writes only beneath the Pod's working directory), and
+//! Pod's module's bootstrap template (`ISTIO_BOOTSTRAP`). Every process of a Pod runs in the
+//! cell's node ([`crate::sandbox::Node`]: the cell's files, a container's capabilities), and
 //! kwok forwards the Pod's ports into its namespace ([`portforward`]). A proxy ends when its Pod stops
 //! running, is deleted, or the cell ends. Logs: `proxy-<namespace>-<pod>.log` and
 //! `sidecars.log` in the cluster's directory.
@@ -28,7 +28,7 @@ use kube::api::Api;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 
 use super::{exec, kwok, podnet, portforward};
-use crate::sandbox::{LearnerCommands, NetworkCommands, unix};
+use crate::sandbox::{LearnerCommands, NetworkCommands, NodeCommands, unix};
 
 mod app;
 mod capture;
@@ -43,13 +43,18 @@ use process::{end, log_file, spawn_agent, spawn_app};
 /// The proxy container's name in an injected Pod (and a gateway's).
 const PROXY_CONTAINER: &str = "istio-proxy";
 
-/// What the watch needs.
+/// The directory of the cluster's that holds each Pod's working directory.
+pub const PODS: &str = "pods";
+
+/// What the watch needs. Programs are named as the node shows them.
 pub struct Watch {
     pub client: kube::Client,
     /// Commands in the cell's network namespace.
     pub commands: NetworkCommands,
+    /// Commands in the cell's node: every process of a Pod.
+    pub node: NodeCommands,
     pub agent: PathBuf,
-    /// pilot-agent's Envoy bootstrap template (beside it in the tools cache).
+    /// pilot-agent's Envoy bootstrap template.
     pub bootstrap: PathBuf,
     pub envoy: PathBuf,
     /// Istio's echo server: what a container of the echo image runs ([`app`]).
@@ -88,6 +93,11 @@ struct Proxy {
     agent_pgid: Option<i32>,
     /// Its containers' exits, by name ([`restart`]).
     backoff: BTreeMap<String, restart::Backoff>,
+}
+
+/// `host`, a path in the cluster's directory, as the node shows it.
+fn in_node(w: &Watch, host: &Path) -> PathBuf {
+    super::in_node(&w.dir, host)
 }
 
 /// The name of a Pod's proxy's log in the cluster's directory.
@@ -389,7 +399,7 @@ async fn start(w: &Watch, pod: &Arc<Pod>, host_end: &str) -> Result<Proxy, Strin
     let address: std::net::Ipv4Addr = ip
         .parse()
         .map_err(|_| format!("Pod IP {ip} is no IPv4 address"))?;
-    let workdir = w.dir.join("pods").join(format!("{namespace}_{name}"));
+    let workdir = w.dir.join(PODS).join(format!("{namespace}_{name}"));
     let _ = std::fs::remove_dir_all(&workdir);
     std::fs::create_dir_all(&workdir).map_err(|e| format!("{}: {e}", workdir.display()))?;
     let proxy = match proxy_container(pod) {
@@ -430,7 +440,7 @@ async fn start(w: &Watch, pod: &Arc<Pod>, host_end: &str) -> Result<Proxy, Strin
             }
             let log = log_file(w, &proxy_log(&namespace, &name))?;
             if let Some(init) = capture::container(pod) {
-                capture::run(&started.net.commands, &w.agent, pod, init, &workdir, &log).await?;
+                capture::run(w, &started.net.commands, pod, init, &workdir, &log).await?;
             }
             started.child = Some(spawn_agent(
                 w,

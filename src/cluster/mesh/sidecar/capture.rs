@@ -3,10 +3,10 @@
 //! the Pod's pilot-agent (the proxy image's entrypoint), run inside the Pod's network namespace
 //! before its proxy starts. pilot-agent runs the machine's `iptables-*-restore`: in a Pod's fresh
 //! namespace, with no rules of either kind, it picks `iptables-nft` (nf_tables) — Debian's
-//! `iptables` package provides both. It runs confined with Landlock: it executes only itself and
-//! the iptables binaries, and writes only beneath the Pod's working directory.
+//! `iptables` package provides both. It runs in the cell's node with a container's capabilities
+//! and `NET_ADMIN` besides, as `istio-init` has them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -18,18 +18,6 @@ use crate::sandbox::NetworkCommands;
 const CAPTURE: &str = "istio-iptables";
 /// How long the capture may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
-/// The iptables commands pilot-agent may run (it detects which family to use).
-const IPTABLES: [&str; 9] = [
-    "iptables",
-    "iptables-save",
-    "iptables-restore",
-    "iptables-legacy",
-    "iptables-legacy-save",
-    "iptables-legacy-restore",
-    "iptables-nft",
-    "iptables-nft-save",
-    "iptables-nft-restore",
-];
 /// Where the iptables commands are looked for.
 const SEARCH: &str = "/usr/sbin:/sbin:/usr/bin:/bin";
 
@@ -43,46 +31,31 @@ pub fn container(pod: &Pod) -> Option<&Container> {
         .find(|c| c.args.as_ref().and_then(|a| a.first()).map(String::as_str) == Some(CAPTURE))
 }
 
-/// The iptables binaries on this machine (the files the commands' links end at).
-fn iptables() -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = std::env::split_paths(SEARCH)
-        .flat_map(|dir| IPTABLES.iter().map(move |name| dir.join(name)))
-        .filter_map(|p| std::fs::canonicalize(p).ok())
-        .collect();
-    found.sort();
-    found.dedup();
-    found
-}
-
-/// Runs the capture of `pod` in its namespace (`net`) with `agent`, logging into `log`.
+/// Runs the capture of `pod` in its namespace (`net`) with `w`'s agent, logging into `log`.
 pub async fn run(
+    w: &super::Watch,
     net: &NetworkCommands,
-    agent: &Path,
     pod: &Pod,
     init: &Container,
     workdir: &Path,
     log: &std::fs::File,
 ) -> Result<(), String> {
-    let binaries = iptables();
-    if binaries.is_empty() {
+    if !std::env::split_paths(SEARCH).any(|d| d.join("iptables-restore").exists()) {
         return Err(format!(
             "no iptables on this machine ({SEARCH}): install Debian's `iptables` package"
         ));
     }
     let vars = super::env::resolve(pod, init);
     let args = super::env::expand_args(init, &vars);
-    let executables: Vec<PathBuf> = super::super::executables(agent)
-        .into_iter()
-        .chain(binaries.iter().flat_map(|b| super::super::executables(b)))
-        .collect();
-    let mut command = net.command(agent);
-    crate::sandbox::unix::confine(&mut command, &executables, &[workdir.to_owned()])
-        .map_err(|e| format!("cannot confine the capture with Landlock: {e}"))?;
+    let mut command = w.node.command(
+        net.network(),
+        &super::in_node(w, workdir),
+        &w.agent,
+        crate::sandbox::unix::CAP_NET_ADMIN,
+    );
     let out = log.try_clone().map_err(|e| e.to_string())?;
     let err = log.try_clone().map_err(|e| e.to_string())?;
     let mut child = command
-        .current_dir(workdir)
-        .env_clear()
         .env("PATH", SEARCH)
         .envs(vars)
         .args(&args)
@@ -90,7 +63,7 @@ pub async fn run(
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err))
         .spawn()
-        .map_err(|e| format!("{} {}: {e}", agent.display(), args.join(" ")))?;
+        .map_err(|e| format!("{} {}: {e}", w.agent.display(), args.join(" ")))?;
     match tokio::time::timeout(TIMEOUT, child.wait()).await {
         Ok(Ok(status)) if status.success() => Ok(()),
         Ok(Ok(status)) => Err(format!(

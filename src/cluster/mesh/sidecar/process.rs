@@ -1,15 +1,15 @@
 //! A Pod's processes started and ended: the proxy's agent (with its Envoy) and the application
-//! containers, in the Pod's network namespace and the cell's control group, confined with
-//! Landlock; ended with the Pod's network.
+//! containers, in the cell's node (with a container's capabilities) and the Pod's network
+//! namespace; ended with the Pod's network.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Container, Pod};
 
 use super::{Proxy, Watch, app, podnet};
-use crate::sandbox::{NetworkCommands, parent_of};
+use crate::sandbox::{NetworkCommands, children_of, parent_of};
 
 /// Stops a Pod's processes and removes its network: its applications; Envoy, which its agent
 /// (its parent) then reaps, so that no Envoy is left for the machine's init to collect while the
@@ -41,17 +41,6 @@ pub(super) async fn end(cell: &NetworkCommands, mut proxy: Proxy) {
     podnet::remove(cell, &proxy.net.host_end).await;
 }
 
-/// The processes whose parent is `parent` (the agent's Envoy).
-fn children_of(parent: u32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| is_child_of(*pid, parent))
-        .collect()
-}
-
 /// Whether `pid` is still a process (not yet reaped) whose parent is `parent`.
 fn is_child_of(pid: i32, parent: u32) -> bool {
     parent_of(pid) == Some(parent)
@@ -73,9 +62,9 @@ pub(super) fn append_log(w: &Watch, name: &str) -> Result<std::fs::File, String>
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Starts the proxy's agent in the Pod's namespace, confined. It runs with the proxy
-/// container's group, which the capture's `--gid-owner` rule lets out uncaptured (its user
-/// stays root: the tools it executes lie under root's home, which no other user may enter).
+/// Starts the proxy's agent in the cell's node, in the Pod's network namespace, with a
+/// container's capabilities. It runs with the proxy container's group, which the capture's
+/// `--gid-owner` rule lets out uncaptured.
 pub(super) fn spawn_agent(
     w: &Watch,
     net: &NetworkCommands,
@@ -86,22 +75,12 @@ pub(super) fn spawn_agent(
     log: std::fs::File,
 ) -> Result<tokio::process::Child, String> {
     let err = log.try_clone().map_err(|e| e.to_string())?;
-    let host_path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
-    let mut command = net.command(&w.agent);
-    // The agent and its Envoy act on what the Pod's spec and the mesh's configuration say (the
-    // learner's), as root outside the cell's sandbox: confined, they execute only themselves and
-    // write only beneath the Pod's working directory.
-    let executables: Vec<PathBuf> = super::super::executables(&w.agent)
-        .into_iter()
-        .chain(super::super::executables(&w.envoy))
-        .collect();
-    crate::sandbox::unix::confine(&mut command, &executables, &[workdir.to_owned()])
-        .map_err(|e| format!("cannot confine the proxy with Landlock: {e}"))?;
+    let mut command = w
+        .node
+        .command(net.network(), &super::in_node(w, workdir), &w.agent, 0);
     command
-        .current_dir(workdir)
         .gid(group)
-        .env_clear()
-        .env("PATH", host_path)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin")
         .envs(vars)
         .args(args)
         .stdin(Stdio::null())
@@ -111,8 +90,8 @@ pub(super) fn spawn_agent(
         .map_err(|e| format!("{}: {e}", w.agent.display()))
 }
 
-/// Starts an application container's echo server in the Pod's namespace, confined: it executes
-/// only itself and writes only beneath its own directory in the Pod's.
+/// Starts an application container's echo server in the cell's node, in the Pod's network
+/// namespace, with a container's capabilities, in its own directory of the Pod's.
 pub(super) fn spawn_app(
     w: &Watch,
     net: &NetworkCommands,
@@ -126,21 +105,10 @@ pub(super) fn spawn_app(
     let vars = app::env(pod, container);
     let args = app::args(pod, container, &vars);
     let err = log.try_clone().map_err(|e| e.to_string())?;
-    let mut command = net.command(&w.echo);
-    crate::sandbox::unix::confine(
-        &mut command,
-        &super::super::executables(&w.echo),
-        std::slice::from_ref(&dir),
-    )
-    .map_err(|e| {
-        format!(
-            "cannot confine container {} with Landlock: {e}",
-            container.name
-        )
-    })?;
+    let mut command = w
+        .node
+        .command(net.network(), &super::in_node(w, &dir), &w.echo, 0);
     command
-        .current_dir(&dir)
-        .env_clear()
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .envs(vars)
         .args(&args)

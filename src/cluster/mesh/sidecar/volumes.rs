@@ -1,10 +1,15 @@
 //! The proxy container's volumes, filled as a kubelet fills them, under the Pod's working
 //! directory at each mount path (pilot-agent reads `./var/run/secrets/…` relative to it):
-//! empty directories; ConfigMaps (istiod's CA root certificate, waited for while istiod has not
-//! yet written it to the Pod's namespace); the downward API's labels and annotations; projected
-//! service account tokens, minted by the API server's TokenRequest for the Pod's service account
-//! with the volume's audience and lifetime, bound to the Pod. Secrets and other volume types are
-//! empty directories here (the injected proxy mounts none it needs).
+//! empty directories; ConfigMaps (`data` and `binaryData`; istiod's CA root certificate, waited
+//! for while istiod has not yet written it to the Pod's namespace) and Secrets, with their
+//! modes; the downward API's labels and annotations; projected service account tokens, minted by
+//! the API server's TokenRequest for the Pod's service account with the volume's audience and
+//! lifetime, bound to the Pod. Other volume types are empty directories here.
+//!
+//! A mount path or an item's path is resolved inside the Pod's directory as a container runtime
+//! resolves it inside a root (`/../../etc/x` is the Pod's `etc/x`), and walked without following
+//! a link ([`Beneath`]): the Pod's processes write in that directory, and a link they left there
+//! is refused with the Pod's start (the reason in `sidecars.log`), never followed out of it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,14 +17,22 @@ use std::time::Duration;
 
 use k8s_openapi::api::authentication::v1::TokenRequest;
 use k8s_openapi::api::core::v1::{
-    ConfigMap, ConfigMapProjection, Container, DownwardAPIVolumeFile, KeyToPath, Pod,
-    ServiceAccount, ServiceAccountTokenProjection, Volume,
+    ConfigMap, ConfigMapProjection, Container, DownwardAPIVolumeFile, KeyToPath, Pod, Secret,
+    SecretProjection, ServiceAccount, ServiceAccountTokenProjection, Volume,
 };
 use kube::api::{Api, PostParams};
+use nix::sys::stat::Mode;
 
-/// How long a ConfigMap the proxy mounts may take to appear (istiod writes the CA root
-/// certificate into each namespace shortly after it starts).
+use crate::sandbox::beneath::{Beneath, clamp};
+
+/// How long a ConfigMap or Secret the proxy mounts may take to appear (istiod writes the CA
+/// root certificate into each namespace shortly after it starts).
 const CONFIGMAP_WAIT: Duration = Duration::from_secs(30);
+/// A volume's files' mode when it names none (the API's default).
+const DEFAULT_MODE: u32 = 0o644;
+
+/// A file of a volume: its path inside the volume, its bytes, its mode.
+type File = (String, Vec<u8>, u32);
 /// A projected token's lifetime when the volume names none (the API's default).
 const TOKEN_SECONDS: i64 = 3600;
 
@@ -36,55 +49,66 @@ pub async fn fill(
         .flat_map(|s| s.volumes.iter().flatten())
         .map(|v| (v.name.as_str(), v))
         .collect();
+    let root = Beneath::open(workdir).map_err(|e| format!("{}: {e}", workdir.display()))?;
+    let made = |_: &Path| Some(Mode::from_bits_truncate(0o755));
     for mount in container.volume_mounts.iter().flatten() {
         if mount.sub_path.is_some() || mount.sub_path_expr.is_some() {
             continue;
         }
-        let dir = workdir.join(mount.mount_path.trim_start_matches('/'));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let at = |e: std::io::Error| {
+            format!("volume {} mounted at {}: {e}", mount.name, mount.mount_path)
+        };
+        let dir = root.dir(Path::new(&mount.mount_path), made).map_err(at)?;
         let Some(volume) = volumes.get(mount.name.as_str()) else {
             continue;
         };
         let files = contents(client, pod, volume)
             .await
             .map_err(|e| format!("volume {}: {e}", volume.name))?;
-        for (path, bytes) in files {
-            let file = dir.join(path.trim_start_matches('/'));
-            if let Some(parent) = file.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| format!("{}: {e}", parent.display()))?;
-            }
-            std::fs::write(&file, bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+        for (path, bytes, mode) in files {
+            let inside = clamp(Path::new(&path));
+            let (Some(parent), Some(name)) = (inside.parent(), inside.file_name()) else {
+                return Err(at(std::io::Error::other(format!("{path:?} names no file"))));
+            };
+            dir.dir(parent, made)
+                .and_then(|d| d.write(name, &bytes, mode))
+                .map_err(|e| at(std::io::Error::new(e.kind(), format!("{path}: {e}"))))?;
         }
     }
     Ok(())
 }
 
 /// The files of one volume, by path inside it.
-async fn contents(
-    client: &kube::Client,
-    pod: &Pod,
-    volume: &Volume,
-) -> Result<Vec<(String, Vec<u8>)>, String> {
+async fn contents(client: &kube::Client, pod: &Pod, volume: &Volume) -> Result<Vec<File>, String> {
     let namespace = pod.metadata.namespace.as_deref().unwrap_or("default");
+    let mode = |m: Option<i32>| {
+        m.and_then(|m| u32::try_from(m).ok())
+            .unwrap_or(DEFAULT_MODE)
+    };
     let mut files = Vec::new();
     if let Some(cm) = &volume.config_map {
-        let optional = cm.optional.unwrap_or(false);
-        files.extend(config_map(client, namespace, &cm.name, cm.items.as_deref(), optional).await?);
+        let keys = config_map(client, namespace, &cm.name, cm.optional.unwrap_or(false)).await?;
+        files.extend(keyed(keys, cm.items.as_deref(), mode(cm.default_mode)));
     }
-    if let Some(downward) = &volume.downward_api {
-        files.extend(downward_api(
-            pod,
-            downward.items.as_deref().unwrap_or_default(),
+    if let Some(secret) = &volume.secret {
+        let name = secret.secret_name.as_deref().unwrap_or_default();
+        let keys = self::secret(client, namespace, name, secret.optional.unwrap_or(false)).await?;
+        files.extend(keyed(
+            keys,
+            secret.items.as_deref(),
+            mode(secret.default_mode),
         ));
     }
+    if let Some(downward) = &volume.downward_api {
+        let items = downward.items.as_deref().unwrap_or_default();
+        files.extend(downward_api(pod, items, mode(downward.default_mode)));
+    }
     if let Some(projected) = &volume.projected {
+        let default = mode(projected.default_mode);
         for source in projected.sources.iter().flatten() {
             if let Some(token) = &source.service_account_token {
-                files.push((
-                    token.path.clone(),
-                    self::token(client, pod, token).await?.into(),
-                ));
+                let text = self::token(client, pod, token).await?;
+                files.push((token.path.clone(), text.into(), default));
             }
             if let Some(ConfigMapProjection {
                 name,
@@ -92,60 +116,116 @@ async fn contents(
                 optional,
             }) = &source.config_map
             {
-                let optional = optional.unwrap_or(false);
-                files
-                    .extend(config_map(client, namespace, name, items.as_deref(), optional).await?);
+                let keys = config_map(client, namespace, name, optional.unwrap_or(false)).await?;
+                files.extend(keyed(keys, items.as_deref(), default));
+            }
+            if let Some(SecretProjection {
+                name,
+                items,
+                optional,
+            }) = &source.secret
+            {
+                let keys = self::secret(client, namespace, name, optional.unwrap_or(false)).await?;
+                files.extend(keyed(keys, items.as_deref(), default));
             }
             if let Some(downward) = &source.downward_api {
-                files.extend(downward_api(
-                    pod,
-                    downward.items.as_deref().unwrap_or_default(),
-                ));
+                let items = downward.items.as_deref().unwrap_or_default();
+                files.extend(downward_api(pod, items, default));
             }
         }
     }
     Ok(files)
 }
 
-/// A ConfigMap's keys (or the listed ones) as files; waits for it unless optional.
-async fn config_map(
-    client: &kube::Client,
-    namespace: &str,
+/// A ConfigMap's or Secret's keys as files: every key, or the listed ones at their paths and
+/// modes.
+fn keyed(keys: BTreeMap<String, Vec<u8>>, items: Option<&[KeyToPath]>, mode: u32) -> Vec<File> {
+    match items {
+        Some(items) => items
+            .iter()
+            .filter_map(|i| {
+                let item_mode = i.mode.and_then(|m| u32::try_from(m).ok()).unwrap_or(mode);
+                Some((i.path.clone(), keys.get(&i.key)?.clone(), item_mode))
+            })
+            .collect(),
+        None => keys.into_iter().map(|(k, v)| (k, v, mode)).collect(),
+    }
+}
+
+/// Gets object `name` of `api` (`what`, for errors), waiting for it unless `optional`
+/// (`None`: optional and absent).
+async fn wait_for<K>(
+    api: Api<K>,
     name: &str,
-    items: Option<&[KeyToPath]>,
+    what: &str,
     optional: bool,
-) -> Result<Vec<(String, Vec<u8>)>, String> {
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+) -> Result<Option<K>, String>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
     let started = std::time::Instant::now();
-    let found = loop {
+    loop {
         match api.get_opt(name).await {
-            Ok(Some(cm)) => break cm,
-            Ok(None) if optional => return Ok(Vec::new()),
+            Ok(Some(found)) => return Ok(Some(found)),
+            Ok(None) if optional => return Ok(None),
             Ok(None) if started.elapsed() < CONFIGMAP_WAIT => {
                 tokio::time::sleep(Duration::from_millis(250)).await;
             }
             Ok(None) => {
                 return Err(format!(
-                    "ConfigMap {namespace}/{name} did not appear within {} s",
+                    "{what} did not appear within {} s",
                     CONFIGMAP_WAIT.as_secs()
                 ));
             }
-            Err(e) => return Err(format!("ConfigMap {namespace}/{name}: {e}")),
+            Err(e) => return Err(format!("{what}: {e}")),
         }
+    }
+}
+
+/// A ConfigMap's keys, `data` and `binaryData`; waits for it unless optional.
+async fn config_map(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    optional: bool,
+) -> Result<BTreeMap<String, Vec<u8>>, String> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let what = format!("ConfigMap {namespace}/{name}");
+    let Some(found) = wait_for(api, name, &what, optional).await? else {
+        return Ok(BTreeMap::new());
     };
-    let data = found.data.unwrap_or_default();
-    Ok(match items {
-        Some(items) => items
-            .iter()
-            .filter_map(|i| Some((i.path.clone(), data.get(&i.key)?.clone().into_bytes())))
-            .collect(),
-        None => data.into_iter().map(|(k, v)| (k, v.into_bytes())).collect(),
-    })
+    let text = found.data.unwrap_or_default();
+    let binary = found.binary_data.unwrap_or_default();
+    Ok(text
+        .into_iter()
+        .map(|(k, v)| (k, v.into_bytes()))
+        .chain(binary.into_iter().map(|(k, v)| (k, v.0)))
+        .collect())
+}
+
+/// A Secret's keys (`data`, decoded); waits for it unless optional.
+async fn secret(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    optional: bool,
+) -> Result<BTreeMap<String, Vec<u8>>, String> {
+    let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let what = format!("Secret {namespace}/{name}");
+    let Some(found) = wait_for(api, name, &what, optional).await? else {
+        return Ok(BTreeMap::new());
+    };
+    Ok(found
+        .data
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k, v.0))
+        .collect())
 }
 
 /// The downward API's files: the Pod's labels and annotations in the kubelet's format
 /// (`key="value"` lines, sorted), other fields as their value.
-fn downward_api(pod: &Pod, items: &[DownwardAPIVolumeFile]) -> Vec<(String, Vec<u8>)> {
+fn downward_api(pod: &Pod, items: &[DownwardAPIVolumeFile], mode: u32) -> Vec<File> {
     let format = |map: Option<&BTreeMap<String, String>>| {
         map.into_iter()
             .flatten()
@@ -165,7 +245,11 @@ fn downward_api(pod: &Pod, items: &[DownwardAPIVolumeFile]) -> Vec<(String, Vec<
                 "metadata.uid" => pod.metadata.uid.clone()?,
                 _ => return None,
             };
-            Some((item.path.clone(), text.into_bytes()))
+            let item_mode = item
+                .mode
+                .and_then(|m| u32::try_from(m).ok())
+                .unwrap_or(mode);
+            Some((item.path.clone(), text.into_bytes(), item_mode))
         })
         .collect()
 }
@@ -225,7 +309,7 @@ mod tests {
             {"path": "name", "fieldRef": {"fieldPath": "metadata.name"}},
         ]))
         .expect("items");
-        let files = downward_api(&pod, &items);
+        let files = downward_api(&pod, &items, DEFAULT_MODE);
         let text = |i: usize| String::from_utf8_lossy(&files[i].1).into_owned();
         assert_eq!(files[0].0, "labels");
         assert_eq!(text(0), "app=\"web\"\nversion=\"v1\"");

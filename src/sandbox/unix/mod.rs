@@ -1,6 +1,6 @@
 //! The only `unsafe` code in labcheck: what a child process does between fork and exec to build a
-//! cell (the holder) or to enter one (every command), confining a process with Landlock, and
-//! killing a whole process group.
+//! cell (the holder), a cell's node (the Pods' enclosure) or to enter one (every command),
+//! confining a process with Landlock ([`landlock`]), and killing a whole process group.
 //!
 //! Everything a `pre_exec` closure touches is prepared before the fork (C strings, raw fds, the
 //! list of mount operations): after fork in a multi-threaded process only async-signal-safe calls
@@ -12,9 +12,13 @@
 //! `setns`: the outer process stays outside, waits, and exits as its child did; the child execs
 //! the command as a process of the cell.
 
+mod landlock;
+
+pub use landlock::{confine, landlock_abi};
+
 use std::ffi::CString;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
 /// One step of building a cell's root, run by the cell's init before `pivot_root`.
 #[derive(Clone, Debug)]
@@ -35,6 +39,14 @@ pub enum Op {
         target: CString,
         link: CString,
     },
+    /// Attaches a detached copy of a host directory or file ([`clone_tree`]) at `target`.
+    Attach {
+        tree: RawFd,
+        target: CString,
+    },
+    /// Changes the working directory (overlay options then name the cell's layers relative to
+    /// it, so the cell's mount table shows no host path).
+    Chdir(CString),
 }
 
 /// What the holder of a cell sets up in its fresh namespaces.
@@ -48,6 +60,22 @@ pub struct Setup {
     /// `cgroup.procs` files the holder joins before it forks (its descendants follow it).
     pub cgroups: Vec<CString>,
     pub die_with_parent: bool,
+    /// The harness's argument area ([`argv_area`]), which the cell's init blanks: its command
+    /// line shows no host path.
+    pub argv: Option<(usize, usize)>,
+}
+
+/// What the holder of a cell's node sets up: it joins the cell's `cgroups` and namespaces
+/// (`enter`, the mount namespace last), then makes a mount namespace (a copy of the cell's), a
+/// PID namespace and a cgroup namespace of its own, whose init carries out `ops` (no
+/// `pivot_root`: the root is already the cell's).
+#[derive(Clone, Debug)]
+pub struct NodeSetup {
+    pub enter: Vec<(RawFd, libc::c_int)>,
+    pub cgroups: Vec<CString>,
+    pub ops: Vec<Op>,
+    pub die_with_parent: bool,
+    pub argv: Option<(usize, usize)>,
 }
 
 /// How a child enters a cell, prepared before the fork.
@@ -62,31 +90,32 @@ pub struct Entry {
     pub cgroups: Vec<CString>,
     /// Die when the harness dies, so a crash leaves no process behind.
     pub die_with_parent: bool,
-    /// Keep only the capabilities a container's root has (learner commands).
-    pub drop_capabilities: bool,
+    /// The capabilities kept (a mask of `1 << CAP_*`; [`CONTAINER_CAPABILITIES`] for learner
+    /// commands and Pods), or all of them.
+    pub capabilities: Option<u64>,
     /// Before exec, kill every other process of the cell but its init (ends what a learner
     /// command left running). Needs `pid`.
     pub end_others: bool,
 }
 
-/// The capabilities learner commands keep: Docker's default set without `CAP_MKNOD`. Everything
-/// else (mounting, modules, raw I/O, rebooting, the host's network setup, `open_by_handle_at`)
-/// reaches beyond the cell.
-const KEPT_CAPABILITIES: &[libc::c_int] = &[
-    0,  // CAP_CHOWN
-    1,  // CAP_DAC_OVERRIDE
-    3,  // CAP_FOWNER
-    4,  // CAP_FSETID
-    5,  // CAP_KILL
-    6,  // CAP_SETGID
-    7,  // CAP_SETUID
-    8,  // CAP_SETPCAP
-    10, // CAP_NET_BIND_SERVICE
-    13, // CAP_NET_RAW
-    18, // CAP_SYS_CHROOT
-    29, // CAP_AUDIT_WRITE
-    31, // CAP_SETFCAP
-];
+/// The capabilities learner commands and a Pod's processes keep: Docker's default set without
+/// `CAP_MKNOD`. Everything else (mounting, modules, raw I/O, rebooting, the host's network setup,
+/// `open_by_handle_at`) reaches beyond the cell.
+pub const CONTAINER_CAPABILITIES: u64 = (1 << 0) // CAP_CHOWN
+    | (1 << 1) // CAP_DAC_OVERRIDE
+    | (1 << 3) // CAP_FOWNER
+    | (1 << 4) // CAP_FSETID
+    | (1 << 5) // CAP_KILL
+    | (1 << 6) // CAP_SETGID
+    | (1 << 7) // CAP_SETUID
+    | (1 << 8) // CAP_SETPCAP
+    | (1 << 10) // CAP_NET_BIND_SERVICE
+    | (1 << 13) // CAP_NET_RAW
+    | (1 << 18) // CAP_SYS_CHROOT
+    | (1 << 29) // CAP_AUDIT_WRITE
+    | (1 << 31); // CAP_SETFCAP
+/// What a Pod's traffic capture adds while it runs (`istio-init`'s `NET_ADMIN`).
+pub const CAP_NET_ADMIN: u64 = 1 << 12;
 
 fn check(rc: libc::c_int) -> io::Result<()> {
     if rc == -1 {
@@ -200,8 +229,8 @@ pub fn enter(command: &mut tokio::process::Command, entry: Entry) {
             {
                 check(libc::chdir(c"/".as_ptr()))?;
             }
-            if entry.drop_capabilities {
-                drop_capabilities()?;
+            if let Some(kept) = entry.capabilities {
+                drop_capabilities(kept)?;
             }
             Ok(())
         });
@@ -262,11 +291,11 @@ fn end_others(pid_ns: RawFd) -> io::Result<()> {
     }
 }
 
-/// Lowers the capability bounding set to [`KEPT_CAPABILITIES`]: what the command execs keeps no
-/// more than that, setuid programs included.
-fn drop_capabilities() -> io::Result<()> {
+/// Lowers the capability bounding set to `kept`: what the command execs keeps no more than
+/// that, setuid programs included.
+fn drop_capabilities(kept: u64) -> io::Result<()> {
     for cap in 0..64 {
-        if KEPT_CAPABILITIES.contains(&cap) {
+        if kept & (1 << cap) != 0 {
             continue;
         }
         // SAFETY: prctl(2) with integer arguments.
@@ -274,141 +303,6 @@ fn drop_capabilities() -> io::Result<()> {
         if rc == -1 && errno() != libc::EINVAL {
             return Err(io::Error::last_os_error());
         }
-    }
-    Ok(())
-}
-
-/// Landlock's ABI (`landlock_create_ruleset` with `LANDLOCK_CREATE_RULESET_VERSION`), `None`
-/// when the kernel has no Landlock.
-pub fn landlock_abi() -> Option<i64> {
-    // SAFETY: a query that reads no memory (null attributes, size 0).
-    let abi = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<u8>(),
-            0usize,
-            1u32,
-        )
-    };
-    (abi > 0).then_some(abi)
-}
-
-/// `struct landlock_ruleset_attr` (its three fields; the kernel takes the larger size while the
-/// fields it does not know are zero).
-#[repr(C)]
-struct RulesetAttr {
-    handled_access_fs: u64,
-    handled_access_net: u64,
-    scoped: u64,
-}
-
-/// `struct landlock_path_beneath_attr` (packed, as the kernel declares it).
-#[repr(C, packed)]
-struct PathBeneathAttr {
-    allowed_access: u64,
-    parent_fd: i32,
-}
-
-/// Landlock's file system rights: execute, write, and every way of making, removing, renaming,
-/// linking or truncating a file (ABI 1–3).
-const LL_EXECUTE: u64 = 1 << 0;
-const LL_WRITE_FILE: u64 = 1 << 1;
-const LL_CHANGE_ABI1: u64 = (1 << 4) // REMOVE_DIR
-    | (1 << 5) // REMOVE_FILE
-    | (1 << 6) // MAKE_CHAR
-    | (1 << 7) // MAKE_DIR
-    | (1 << 8) // MAKE_REG
-    | (1 << 9) // MAKE_SOCK
-    | (1 << 10) // MAKE_FIFO
-    | (1 << 11) // MAKE_BLOCK
-    | (1 << 12); // MAKE_SYM
-const LL_REFER: u64 = 1 << 13;
-const LL_TRUNCATE: u64 = 1 << 14;
-/// Scopes (ABI 6): no signal to, and no abstract Unix socket of, a process outside the domain.
-const LL_SCOPE_ALL: u64 = (1 << 0) | (1 << 1);
-
-/// Confines a command with Landlock before it execs: it may execute only `executables` (itself,
-/// what it starts, their ELF interpreters) and write only beneath `writable`, to `/dev/null` and
-/// to what it was given open; with ABI 6, it may not signal a process outside its domain nor
-/// reach its abstract Unix sockets either. What it starts inherits all of it. Made before the
-/// fork; errors if the kernel has no Landlock.
-pub fn confine(
-    command: &mut tokio::process::Command,
-    executables: &[std::path::PathBuf],
-    writable: &[std::path::PathBuf],
-) -> io::Result<()> {
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use std::os::unix::fs::OpenOptionsExt;
-
-    let abi = landlock_abi().ok_or_else(|| io::Error::other("the kernel has no Landlock"))?;
-    let mut fs = LL_EXECUTE | LL_WRITE_FILE | LL_CHANGE_ABI1;
-    if abi >= 2 {
-        fs |= LL_REFER;
-    }
-    if abi >= 3 {
-        fs |= LL_TRUNCATE;
-    }
-    let attr = RulesetAttr {
-        handled_access_fs: fs,
-        handled_access_net: 0,
-        scoped: if abi >= 6 { LL_SCOPE_ALL } else { 0 },
-    };
-    // SAFETY: `attr` is a live, correctly sized struct; the fd returned is owned below.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            &attr as *const RulesetAttr,
-            std::mem::size_of::<RulesetAttr>(),
-            0u32,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a new fd (close-on-exec) that nothing else owns.
-    let ruleset = unsafe { OwnedFd::from_raw_fd(rc as RawFd) };
-    let allow = |path: &std::path::Path, access: u64| -> io::Result<()> {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
-            .open(path)?;
-        let rule = PathBeneathAttr {
-            allowed_access: access,
-            parent_fd: file.as_raw_fd(),
-        };
-        // SAFETY: `rule` is live for the call; the kernel copies it.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_add_rule,
-                ruleset.as_raw_fd(),
-                1u32, // LANDLOCK_RULE_PATH_BENEATH
-                &rule as *const PathBeneathAttr,
-                0u32,
-            )
-        };
-        if rc < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    };
-    for program in executables {
-        allow(program, LL_EXECUTE)?;
-    }
-    allow(std::path::Path::new("/dev/null"), LL_WRITE_FILE)?;
-    for dir in writable {
-        allow(dir, fs & !LL_EXECUTE)?;
-    }
-    let fd = ruleset.as_raw_fd();
-    // SAFETY: system calls only, on an fd opened before the fork (kept open by the closure).
-    unsafe {
-        command.pre_exec(move || {
-            let _keep = &ruleset;
-            check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
-            if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
     }
     Ok(())
 }
@@ -433,8 +327,12 @@ pub fn build(command: &mut tokio::process::Command, setup: Setup) {
                 check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
             }
             join_cgroups(&setup.cgroups)?;
-            let mut flags =
-                libc::CLONE_NEWNS | libc::CLONE_NEWUTS | libc::CLONE_NEWIPC | libc::CLONE_NEWPID;
+            // The cgroup namespace after joining the groups: its root is the cell's group.
+            let mut flags = libc::CLONE_NEWNS
+                | libc::CLONE_NEWUTS
+                | libc::CLONE_NEWIPC
+                | libc::CLONE_NEWPID
+                | libc::CLONE_NEWCGROUP;
             if setup.new_net {
                 flags |= libc::CLONE_NEWNET;
             }
@@ -449,22 +347,130 @@ pub fn build(command: &mut tokio::process::Command, setup: Setup) {
                     Ok(()) => 0,
                     Err(e) => e.raw_os_error().unwrap_or(libc::EIO),
                 };
-                if code != 0 {
-                    libc::write(pipe[1], (&raw const code).cast(), size_of::<libc::c_int>());
-                    libc::_exit(1);
-                }
-                init_loop();
+                report_and_loop(pipe[1], code, setup.argv);
             }
-            libc::close(pipe[1]);
-            let mut code: libc::c_int = 0;
-            let n = libc::read(pipe[0], (&raw mut code).cast(), size_of::<libc::c_int>());
-            libc::close(pipe[0]);
-            if n == size_of::<libc::c_int>() as isize {
-                return Err(io::Error::from_raw_os_error(code));
-            }
-            Ok(())
+            await_init(pipe)
         });
     }
+}
+
+/// Makes `command` the holder of a cell's node ([`NodeSetup`]).
+pub fn build_node(command: &mut tokio::process::Command, setup: NodeSetup) {
+    // SAFETY: as in `enter`; only system calls on data prepared before fork.
+    unsafe {
+        command.pre_exec(move || {
+            if setup.die_with_parent {
+                check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+            }
+            join_cgroups(&setup.cgroups)?;
+            for &(fd, kind) in &setup.enter {
+                check(libc::setns(fd, kind))?;
+            }
+            check(libc::unshare(
+                libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWCGROUP,
+            ))?;
+            let mut pipe = [0; 2];
+            check(libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC))?;
+            let child = libc::fork();
+            check(child)?;
+            if child == 0 {
+                libc::close(pipe[0]);
+                let code = match check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))
+                    .and_then(|()| run_ops(&setup.ops))
+                {
+                    Ok(()) => 0,
+                    Err(e) => e.raw_os_error().unwrap_or(libc::EIO),
+                };
+                report_and_loop(pipe[1], code, setup.argv);
+            }
+            await_init(pipe)
+        });
+    }
+}
+
+/// In a new init: reports `code` (0: ready) through the pipe's write end `fd`, then blanks the
+/// command line and becomes the namespace's init, or exits.
+///
+/// # Safety
+/// Only after fork; never returns.
+unsafe fn report_and_loop(fd: RawFd, code: libc::c_int, argv: Option<(usize, usize)>) -> ! {
+    // SAFETY: write(2) of a local integer; `_exit` ends the process without running Rust code.
+    unsafe {
+        if code != 0 {
+            libc::write(fd, (&raw const code).cast(), size_of::<libc::c_int>());
+            libc::_exit(1);
+        }
+        if let Some((start, end)) = argv {
+            blank_argv(start, end);
+        }
+    }
+    init_loop();
+}
+
+/// In the holder: waits until its init reports (the pipe closes when it is ready).
+///
+/// # Safety
+/// Only after fork, with the pipe made there.
+unsafe fn await_init(pipe: [RawFd; 2]) -> io::Result<()> {
+    // SAFETY: read(2) into a local integer; close(2) of the pipe's ends.
+    unsafe {
+        libc::close(pipe[1]);
+        let mut code: libc::c_int = 0;
+        let n = libc::read(pipe[0], (&raw mut code).cast(), size_of::<libc::c_int>());
+        libc::close(pipe[0]);
+        if n == size_of::<libc::c_int>() as isize {
+            return Err(io::Error::from_raw_os_error(code));
+        }
+        Ok(())
+    }
+}
+
+/// Where this process's arguments lie in its memory (`/proc/self/stat`'s `arg_start` and
+/// `arg_end`): an init forked from the harness blanks them, so the cell's `/proc/1/cmdline`
+/// shows `init` rather than the harness's command line with its host paths.
+pub fn argv_area() -> Option<(usize, usize)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) start at the third.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let start = fields.get(48 - 3)?.parse().ok()?;
+    let end: usize = fields.get(49 - 3)?.parse().ok()?;
+    (end > start + 5).then_some((start, end))
+}
+
+/// Overwrites the argument area with `init` and NULs.
+///
+/// # Safety
+/// `start..end` must be this process's argument area ([`argv_area`], read before the fork).
+unsafe fn blank_argv(start: usize, end: usize) {
+    // SAFETY: the area is this process's own writable memory (its initial stack).
+    unsafe {
+        let area = start as *mut u8;
+        std::ptr::write_bytes(area, 0, end - start);
+        std::ptr::copy_nonoverlapping(b"init".as_ptr(), area, 4);
+    }
+}
+
+/// A detached copy of the host's `path` (a directory or a file), to attach in a cell's mount
+/// namespace with [`Op::Attach`]. Its descriptor is close-on-exec.
+pub fn clone_tree(path: &std::path::Path) -> io::Result<OwnedFd> {
+    use std::os::unix::ffi::OsStrExt;
+    const OPEN_TREE_CLONE: libc::c_uint = 1;
+    let path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in a path"))?;
+    // SAFETY: a NUL-terminated path that lives across the call; the fd returned is owned below.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
 /// In the cell's init: builds the root and makes it `/`.
@@ -472,7 +478,25 @@ fn init_root(setup: &Setup) -> io::Result<()> {
     // SAFETY: system calls on C strings prepared before fork.
     unsafe {
         check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
-        for op in &setup.ops {
+        run_ops(&setup.ops)?;
+        check(libc::chdir(setup.root.as_ptr()))?;
+        check(libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) as libc::c_int)?;
+        check(libc::umount2(c".".as_ptr(), libc::MNT_DETACH))?;
+        check(libc::chdir(c"/".as_ptr()))?;
+        let name = setup.hostname.as_bytes();
+        check(libc::sethostname(name.as_ptr().cast(), name.len()))?;
+        if setup.new_net {
+            loopback_up()?;
+        }
+        Ok(())
+    }
+}
+
+/// Carries out mount operations, in order.
+fn run_ops(ops: &[Op]) -> io::Result<()> {
+    // SAFETY: system calls on C strings and descriptors prepared before fork.
+    unsafe {
+        for op in ops {
             match op {
                 Op::Mount {
                     source,
@@ -510,16 +534,19 @@ fn init_root(setup: &Setup) -> io::Result<()> {
                 Op::Symlink { target, link } => {
                     check(libc::symlink(target.as_ptr(), link.as_ptr()))?;
                 }
+                Op::Attach { tree, target } => {
+                    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 4;
+                    check(libc::syscall(
+                        libc::SYS_move_mount,
+                        *tree,
+                        c"".as_ptr(),
+                        libc::AT_FDCWD,
+                        target.as_ptr(),
+                        MOVE_MOUNT_F_EMPTY_PATH,
+                    ) as libc::c_int)?;
+                }
+                Op::Chdir(dir) => check(libc::chdir(dir.as_ptr()))?,
             }
-        }
-        check(libc::chdir(setup.root.as_ptr()))?;
-        check(libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) as libc::c_int)?;
-        check(libc::umount2(c".".as_ptr(), libc::MNT_DETACH))?;
-        check(libc::chdir(c"/".as_ptr()))?;
-        let name = setup.hostname.as_bytes();
-        check(libc::sethostname(name.as_ptr().cast(), name.len()))?;
-        if setup.new_net {
-            loopback_up()?;
         }
         Ok(())
     }
