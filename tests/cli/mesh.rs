@@ -340,6 +340,17 @@ fn a_failed_mesh_cell_keeps_its_logs_and_leaves_nothing_behind() {
         istiod.contains("pilot-discovery starts as Pod istio-system/istiod-"),
         "{istiod}"
     );
+    let names: Vec<String> = std::fs::read_dir(&logs)
+        .expect("logs")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with("app-plain-web-") && n.ends_with("-app.log")),
+        "the report keeps the echo app's log: {names:?}"
+    );
     assert_nothing_left(state.path(), run);
 }
 
