@@ -132,14 +132,16 @@ fn keep_grade_undo_one_step_and_tear_down() {
         .stdout(predicate::str::contains("no kept cells"));
 }
 
-/// Copies a directory tree (a learner's files, as a grader receives them).
+/// Copies a directory tree (a learner's files, as a grader receives them): its directories and
+/// regular files (an overlay's whiteouts are no learner's files).
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for entry in std::fs::read_dir(from).expect("read_dir").flatten() {
         let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
+        let kind = entry.file_type().expect("file type");
+        if kind.is_dir() {
             copy_tree(&entry.path(), &target);
-        } else {
+        } else if kind.is_file() {
             std::fs::copy(entry.path(), &target).expect("copy");
         }
     }

@@ -319,11 +319,11 @@ fn a_cell_sees_its_own_processes_and_name_and_not_the_state_directory() {
 }
 
 #[test]
-fn memory_and_process_limits_hold_and_peak_memory_is_reported() {
+fn memory_process_and_cpu_limits_hold_and_peak_memory_is_reported() {
     let trial = Trial::new();
     let lab = trial.lab(
         "limits.feature",
-        r#"@memory=96MiB @pids=48
+        r#"@memory=96MiB @pids=48 @cpus=0.25
 Feature: limits
 
   Scenario: too much memory
@@ -350,6 +350,25 @@ Feature: limits
       PY
       """
     Then the file "/root/forks.txt" should contain "Resource temporarily unavailable"
+
+  Scenario: two processes spinning for two seconds get a quarter of a CPU
+    When the learner runs:
+      """
+      python3 - > /root/cpu.txt <<'PY'
+      import os, time
+      for _ in range(2):
+          if os.fork() == 0:
+              end = time.monotonic() + 2
+              while time.monotonic() < end:
+                  pass
+              os._exit(0)
+      for _ in range(2):
+          os.wait()
+      t = os.times()
+      print(f"{t.children_user + t.children_system:.2f}")
+      PY
+      """
+    Then the file "/root/cpu.txt" should match "^0\.[0-9]+$"
 "#,
     );
     let out = trial.run(&[lab.to_str().expect("utf-8 path")]);
