@@ -13,5 +13,6 @@ mod lifecycle;
 mod matrix;
 mod mesh;
 mod mutate;
+mod pods;
 mod render;
 mod sandbox;
