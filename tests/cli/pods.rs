@@ -1,6 +1,7 @@
 //! A `@mesh` cell's Pods are run by the harness as processes of their own (pilot-agent, Envoy,
-//! the echo app, and labcheck as the exec shim kwok runs), each driven by what the learner wrote.
-//! These tests are the labs a hostile learner writes against them, with the host checked before
+//! the echo app, and labcheck as the exec shim kwok runs), each driven by what the learner wrote;
+//! they run in the cell's node, with no more power than a learner's command (README, "The
+//! node"). These tests are the labs a hostile learner writes against them, with the host checked before
 //! and after each run: a root-owned file under `/var/tmp` keeps its content, mode, owner, extended
 //! attributes and times; no file appears at a host path the lab aims at; a secret in the run's
 //! own state directory (hidden from cells) is not read; no process, control group or network
@@ -986,16 +987,26 @@ true
 #[test]
 fn a_cell_shows_no_host_path_of_the_harness() {
     let trial = Trial::new("f");
+    // A mount's root within its file system (the fourth field) is left out: a bind mount's names
+    // its source — the cell's own `/tmp` and `/run/labcheck`, under its state directory — a place
+    // the cell cannot reach, not a way in. Mount points and options are kept whole: the overlay's
+    // layers and the hidden directories must not name a host path there.
     let script = format!(
         "{}{ECHO_POD}{}",
         r#"mkdir -p /root/info
+cat > /root/info/show.sh <<'SH'
 for f in /proc/self/mountinfo /proc/1/cmdline /var/lib/labcheck/state-dirs; do
-  out=/root/info/shell$(echo $f | tr / _).txt
-  cat $f > $out.raw 2> $out.err || echo "unreadable: $(cat $out.err)" >> $out.raw
+  out=/root/info/$1$(echo $f | tr / _).txt
+  case $f in
+    */mountinfo) awk '{$4="(root)"; print}' $f > $out.raw 2> $out.err ;;
+    *) cat $f > $out.raw 2> $out.err ;;
+  esac || echo "unreadable: $(cat $out.err)" >> $out.raw
   tr '\0' ' ' < $out.raw > $out
 done
+SH
+sh /root/info/show.sh shell
 "#,
-        r#"kubectl -n evil exec web -- sh -c 'for f in /proc/self/mountinfo /proc/1/cmdline /var/lib/labcheck/state-dirs; do out=/root/info/exec$(echo $f | tr / _).txt; cat $f > $out.raw 2> $out.err || echo "unreadable: $(cat $out.err)" >> $out.raw; tr "\0" " " < $out.raw > $out; done'
+        r#"kubectl -n evil exec web -- sh /root/info/show.sh exec
 true
 "#
     );
