@@ -217,6 +217,36 @@ pub const PHRASES: &[Phrase] = &[
     },
     Phrase {
         ty: Then,
+        what: "stdout or stderr of the last command does not contain a text",
+        en: Sentence {
+            expr: r#"its output should not contain {string}"#,
+            example: r#"its output should not contain "Error""#,
+            order: &[0],
+        },
+        ja: Sentence {
+            expr: r#"出力に {string} が含まれない"#,
+            example: r#"出力に "Error" が含まれない"#,
+            order: &[0],
+        },
+        build: |a| local(Check::OutputLacks(a.text(0))),
+    },
+    Phrase {
+        ty: Then,
+        what: "stdout or stderr of the last command does not match a regex",
+        en: Sentence {
+            expr: r#"its output should not match {string}"#,
+            example: r#"its output should not match "(?i)denied""#,
+            order: &[0],
+        },
+        ja: Sentence {
+            expr: r#"出力が {string} にマッチしない"#,
+            example: r#"出力が "(?i)denied" にマッチしない"#,
+            order: &[0],
+        },
+        build: |a| local(Check::OutputMismatches(a.regex(0)?)),
+    },
+    Phrase {
+        ty: Then,
         what: "a file exists",
         en: Sentence {
             expr: r#"the file {string} should exist"#,

@@ -47,6 +47,10 @@ pub enum Check {
     LastExit(Exit),
     OutputContains(String),
     OutputMatches(Regex),
+    /// No line of the output contains the text.
+    OutputLacks(String),
+    /// No part of the output matches the regex.
+    OutputMismatches(Regex),
     FileExists(PathBuf),
     /// The file is not there (nothing at the path).
     FileAbsent(PathBuf),
@@ -107,7 +111,11 @@ impl Check {
     pub fn is_about_command(&self) -> bool {
         matches!(
             self,
-            Check::LastExit(_) | Check::OutputContains(_) | Check::OutputMatches(_)
+            Check::LastExit(_)
+                | Check::OutputContains(_)
+                | Check::OutputMatches(_)
+                | Check::OutputLacks(_)
+                | Check::OutputMismatches(_)
         )
     }
 
@@ -116,7 +124,8 @@ impl Check {
     pub fn validate(&self) -> Result<(), CheckError> {
         use Check::*;
         match self {
-            LastExit(_) | OutputContains(_) | OutputMatches(_) => Ok(()),
+            LastExit(_) | OutputContains(_) | OutputMatches(_) | OutputLacks(_)
+            | OutputMismatches(_) => Ok(()),
             FileExists(p)
             | FileAbsent(p)
             | FileNonEmpty(p)
@@ -148,9 +157,11 @@ impl Check {
     /// Evaluates the check.
     pub fn evaluate(&self, env: &Env<'_>, lang: Lang) -> Result<(), Fault> {
         match self {
-            Check::LastExit(_) | Check::OutputContains(_) | Check::OutputMatches(_) => {
-                Ok(command(self, env.last, lang)?)
-            }
+            Check::LastExit(_)
+            | Check::OutputContains(_)
+            | Check::OutputMatches(_)
+            | Check::OutputLacks(_)
+            | Check::OutputMismatches(_) => Ok(command(self, env.last, lang)?),
             Check::FileExists(_)
             | Check::FileAbsent(_)
             | Check::FileNonEmpty(_)
@@ -257,7 +268,42 @@ fn command(check: &Check, last: Option<&Transcript>, lang: Lang) -> Result<(), F
                 ))
             }
         }
+        Check::OutputLacks(text) => absent(
+            output.lines().find(|l| l.contains(text.as_str())),
+            format!(
+                "{} {text:?}",
+                lang.pick("output without", "次を含まない出力:")
+            ),
+            t,
+        ),
+        Check::OutputMismatches(re) => absent(
+            re.find(&output).map(|m| {
+                let start = output[..m.start()].rfind('\n').map_or(0, |i| i + 1);
+                let end = output[m.end()..]
+                    .find('\n')
+                    .map_or(output.len(), |i| m.end() + i);
+                &output[start..end]
+            }),
+            format!(
+                "{} /{re}/",
+                lang.pick("output not matching", "次にマッチしない出力:")
+            ),
+            t,
+        ),
         _ => Ok(()),
+    }
+}
+
+/// A negative check's verdict: the line where what should be absent was `found`, else a pass —
+/// unless the output was cut, since what the check did not find may lie past the cut.
+fn absent(found: Option<&str>, expected: String, t: &Transcript) -> Result<(), Failure> {
+    match (found, t.truncation_note()) {
+        (Some(line), _) => Err(Failure::new(
+            expected,
+            line.trim().chars().take(160).collect::<String>(),
+        )),
+        (None, Some(note)) => Err(Failure::new(expected, note)),
+        (None, None) => Ok(()),
     }
 }
 
@@ -302,5 +348,51 @@ fn read_text(env: &Env<'_>, path: &Path, lang: Lang) -> Result<String, Fault> {
             source: std::sync::Arc::new(source),
         }
         .into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(stdout: &str, truncated: bool) -> Transcript {
+        Transcript {
+            stdout: stdout.to_owned(),
+            exit_code: Some(0),
+            truncated,
+            ..Transcript::default()
+        }
+    }
+
+    #[test]
+    fn negative_output_checks_name_the_line_that_breaks_them_and_never_pass_on_cut_output() {
+        let denied = ran(
+            "ok\ncurl: (56) Recv failure: Connection reset by peer\n",
+            false,
+        );
+        let lacks = Check::OutputLacks("reset by peer".into());
+        let failure = command(&lacks, Some(&denied), Lang::En).expect_err("found");
+        assert_eq!(
+            failure.found,
+            "curl: (56) Recv failure: Connection reset by peer"
+        );
+        assert!(command(&Check::OutputLacks("403".into()), Some(&denied), Lang::En).is_ok());
+
+        let re = Regex::new("Recv fail(ure)?").expect("regex");
+        let mismatch = Check::OutputMismatches(re);
+        let failure = command(&mismatch, Some(&denied), Lang::Ja).expect_err("matched");
+        assert!(
+            failure.expected.contains("次にマッチしない出力"),
+            "{failure:?}"
+        );
+        assert!(failure.found.starts_with("curl: (56)"), "{failure:?}");
+        let clean = ran("HTTP/1.1 200 OK\n", false);
+        assert!(command(&mismatch, Some(&clean), Lang::En).is_ok());
+
+        let cut = ran("HTTP/1.1 200 OK\n", true);
+        let failure = command(&lacks, Some(&cut), Lang::En).expect_err("cut output");
+        assert!(failure.found.contains("output cut"), "{failure:?}");
+        assert!(command(&mismatch, Some(&cut), Lang::En).is_err());
+        assert!(lacks.is_about_command() && mismatch.is_about_command());
     }
 }

@@ -297,6 +297,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn keys_become_files_with_the_volumes_or_the_items_modes() {
+        let keys: BTreeMap<String, Vec<u8>> = [
+            ("ca.crt".to_owned(), b"text".to_vec()),
+            ("blob".to_owned(), vec![0, 159, 146, 150]),
+        ]
+        .into();
+        let all = keyed(keys.clone(), None, 0o600);
+        assert_eq!(
+            all,
+            vec![
+                ("blob".to_owned(), vec![0, 159, 146, 150], 0o600),
+                ("ca.crt".to_owned(), b"text".to_vec(), 0o600),
+            ]
+        );
+        let items: Vec<KeyToPath> = serde_json::from_value(serde_json::json!([
+            {"key": "blob", "path": "bin/blob", "mode": 0o755},
+            {"key": "ca.crt", "path": "root-cert.pem"},
+            {"key": "absent", "path": "nothing"},
+        ]))
+        .expect("items");
+        let listed = keyed(keys, Some(&items), DEFAULT_MODE);
+        assert_eq!(
+            listed,
+            vec![
+                ("bin/blob".to_owned(), vec![0, 159, 146, 150], 0o755),
+                ("root-cert.pem".to_owned(), b"text".to_vec(), DEFAULT_MODE),
+            ]
+        );
+    }
+
+    #[test]
     fn labels_and_annotations_are_written_as_the_kubelet_writes_them() {
         let pod: Pod = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "web-1", "labels": {"version": "v1", "app": "web"},
