@@ -42,7 +42,7 @@ fn finish(child: Child) -> (Option<i32>, String) {
 
 /// What a run left behind: processes that name the state directory or sit in a cell's control
 /// group of that run, mounts of the state directory, and the run's control groups.
-fn leftovers(state: &Path, run: u32) -> Vec<String> {
+pub(crate) fn leftovers(state: &Path, run: u32) -> Vec<String> {
     let state = state.display().to_string();
     let suffix = format!("-{run}");
     let mut left = Vec::new();

@@ -588,37 +588,10 @@ fn survivors(tag: &str, run: u32) -> Vec<(i32, String)> {
     found
 }
 
-/// What a run left behind: processes that name the state directory or sit in a cell's control
-/// group of that run, mounts of the state directory, and the run's control groups.
+/// What a run left behind (processes, mounts of the state directory, control groups), as the
+/// mesh tests find it.
 fn leftovers(state: &Path, run: u32) -> Vec<String> {
-    let state = state.display().to_string();
-    let mut left = Vec::new();
-    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let read = |f: &str| std::fs::read(e.path().join(f)).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&read("cmdline")).replace('\0', " ");
-        let cgroup = String::from_utf8_lossy(&read("cgroup")).into_owned();
-        if cmdline.contains(&state) || in_run(&cgroup, run) {
-            left.push(format!("process {:?}: {cmdline}", e.file_name()));
-        }
-        // Another cell that ran when this state directory was first used hides its areas under
-        // an empty read-only tmpfs for as long as it runs: that blindfold is not the run's.
-        let hides = |l: &str| {
-            let fields: Vec<&str> = l.split(' ').collect();
-            l.contains(" - tmpfs ")
-                && fields.get(5).is_some_and(|o| o.starts_with("ro"))
-                && fields.get(4).is_some_and(|p| p.starts_with(&state))
-        };
-        let mounts = String::from_utf8_lossy(&read("mountinfo")).into_owned();
-        if mounts.lines().any(|l| l.contains(&state) && !hides(l)) {
-            left.push(format!("a mount of the state dir in {:?}", e.file_name()));
-        }
-    }
-    left.extend(
-        run_groups(run)
-            .iter()
-            .map(|g| format!("control group {}", g.display())),
-    );
-    left
+    crate::mesh::leftovers(state, run)
 }
 
 /// The control groups of the run's cells, deepest first.
