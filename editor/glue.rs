@@ -451,12 +451,42 @@ fn phrase_47_ja() {}
 #[then(expr = r#"{int} 秒以内に ファイル {string} に コマンド {string} の出力のすべての行が含まれる"#)]
 fn phrase_47_ja_within() {}
 
+// oracle: the output (stdout, then stderr) of a command the grader runs in the cell contains a text, whatever its exit code; with a wait, run again until it does
+#[then(expr = r#"the output of {string} should contain {string}"#)]
+fn phrase_48_en() {}
+#[then(expr = r#"the output of {string} should contain {string} within {int} second(s)"#)]
+fn phrase_48_en_within() {}
+#[then(expr = r#"コマンド {string} の出力に {string} が含まれる"#)]
+fn phrase_48_ja() {}
+#[then(expr = r#"{int} 秒以内に コマンド {string} の出力に {string} が含まれる"#)]
+fn phrase_48_ja_within() {}
+
+// oracle: the output of a command the grader runs in the cell matches a regex
+#[then(expr = r#"the output of {string} should match {string}"#)]
+fn phrase_49_en() {}
+#[then(expr = r#"the output of {string} should match {string} within {int} second(s)"#)]
+fn phrase_49_en_within() {}
+#[then(expr = r#"コマンド {string} の出力が {string} にマッチする"#)]
+fn phrase_49_ja() {}
+#[then(expr = r#"{int} 秒以内に コマンド {string} の出力が {string} にマッチする"#)]
+fn phrase_49_ja_within() {}
+
+// oracle: the output of a command the grader runs in the cell does not contain a text (never on cut output)
+#[then(expr = r#"the output of {string} should not contain {string}"#)]
+fn phrase_50_en() {}
+#[then(expr = r#"the output of {string} should not contain {string} within {int} second(s)"#)]
+fn phrase_50_en_within() {}
+#[then(expr = r#"コマンド {string} の出力に {string} が含まれない"#)]
+fn phrase_50_ja() {}
+#[then(expr = r#"{int} 秒以内に コマンド {string} の出力に {string} が含まれない"#)]
+fn phrase_50_ja_within() {}
+
 // oracle: a query on a file equals a query on the grader's command's output (YAML or JSON)
 #[then(expr = r#"the query {string} on {string} should equal the query {string} on the output of {string}"#)]
-fn phrase_48_en() {}
+fn phrase_51_en() {}
 #[then(expr = r#"the query {string} on {string} should equal the query {string} on the output of {string} within {int} second(s)"#)]
-fn phrase_48_en_within() {}
+fn phrase_51_en_within() {}
 #[then(expr = r#"{string} のクエリ {string} の値が コマンド {string} の出力のクエリ {string} の値と等しい"#)]
-fn phrase_48_ja() {}
+fn phrase_51_ja() {}
 #[then(expr = r#"{int} 秒以内に {string} のクエリ {string} の値が コマンド {string} の出力のクエリ {string} の値と等しい"#)]
-fn phrase_48_ja_within() {}
+fn phrase_51_ja_within() {}

@@ -8,7 +8,7 @@ use cucumber::gherkin::StepType;
 
 use super::action::{Action, Check as AnyCheck, listed_checks};
 use super::args::Args;
-use crate::checks::{Check, ClusterCheck, Exit, Expect, OracleCheck};
+use crate::checks::{Check, ClusterCheck, Exit, Expect, OracleCheck, OutputExpect};
 
 /// One phrase of the vocabulary.
 pub struct Phrase {
@@ -892,6 +892,66 @@ pub const PHRASES: &[Phrase] = &[
             oracle(OracleCheck::ContainsLines {
                 file: a.path(0),
                 command: a.text(1),
+            })
+        },
+    },
+    Phrase {
+        ty: Then,
+        what: "oracle: the output (stdout, then stderr) of a command the grader runs in the cell contains a text, whatever its exit code; with a wait, run again until it does",
+        en: Sentence {
+            expr: r#"the output of {string} should contain {string}"#,
+            example: r#"the output of "kubectl -n shop exec deploy/client -- curl -sS http://web/" should contain "200 OK""#,
+            order: &[0, 1],
+        },
+        ja: Sentence {
+            expr: r#"コマンド {string} の出力に {string} が含まれる"#,
+            example: r#"コマンド "kubectl -n shop exec deploy/client -- curl -sS http://web/" の出力に "200 OK" が含まれる"#,
+            order: &[0, 1],
+        },
+        build: |a| {
+            oracle(OracleCheck::Output {
+                command: a.text(0),
+                expect: OutputExpect::Contains(a.text(1)),
+            })
+        },
+    },
+    Phrase {
+        ty: Then,
+        what: "oracle: the output of a command the grader runs in the cell matches a regex",
+        en: Sentence {
+            expr: r#"the output of {string} should match {string}"#,
+            example: r#"the output of "istioctl proxy-status" should match "web-.* SYNCED""#,
+            order: &[0, 1],
+        },
+        ja: Sentence {
+            expr: r#"コマンド {string} の出力が {string} にマッチする"#,
+            example: r#"コマンド "istioctl proxy-status" の出力が "web-.* SYNCED" にマッチする"#,
+            order: &[0, 1],
+        },
+        build: |a| {
+            oracle(OracleCheck::Output {
+                command: a.text(0),
+                expect: OutputExpect::Matches(a.regex(1)?),
+            })
+        },
+    },
+    Phrase {
+        ty: Then,
+        what: "oracle: the output of a command the grader runs in the cell does not contain a text (never on cut output)",
+        en: Sentence {
+            expr: r#"the output of {string} should not contain {string}"#,
+            example: r#"the output of "kubectl -n legacy exec deploy/legacy -- curl -sS http://web/" should not contain "200 OK""#,
+            order: &[0, 1],
+        },
+        ja: Sentence {
+            expr: r#"コマンド {string} の出力に {string} が含まれない"#,
+            example: r#"コマンド "kubectl -n legacy exec deploy/legacy -- curl -sS http://web/" の出力に "200 OK" が含まれない"#,
+            order: &[0, 1],
+        },
+        build: |a| {
+            oracle(OracleCheck::Output {
+                command: a.text(0),
+                expect: OutputExpect::Lacks(a.text(1)),
             })
         },
     },

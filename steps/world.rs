@@ -253,7 +253,7 @@ impl LabWorld {
     }
 
     /// Discrimination: before the scenario's first learner command, at least one of its checks on
-    /// the environment must fail, or the step grades nothing.
+    /// the environment must fail or be unable to evaluate yet, or the step grades nothing.
     async fn discriminate(&mut self, cell: &Cell, lang: Lang) -> Result<(), StepFailure> {
         if std::mem::replace(&mut self.discriminated, true)
             || !(self.scenario.discriminate && cell.discrimination)
@@ -272,14 +272,14 @@ impl LabWorld {
             else {
                 continue;
             };
-            let result = evaluate(cell, &check, check_lang, None, self.timeout()).await;
-            if let Some(Err(Fault::Error(e))) = result {
-                return Err(StepFailure::error(e, check_lang));
-            }
             if check.is_about_command() {
                 continue;
             }
+            let result = evaluate(cell, &check, check_lang, None, self.timeout()).await;
             any_environment_check = true;
+            // A check that cannot be evaluated yet (its grader's command fails, its kind or
+            // object does not exist before the step) does not hold yet. It runs again after the
+            // step, where an error is an error.
             if !matches!(result, None | Some(Ok(()))) {
                 return Ok(());
             }

@@ -17,7 +17,7 @@ pub mod oracle;
 pub use cluster::ClusterCheck;
 pub use documents::{Document, Expect, JsonType, query};
 pub use error::{CheckError, Fault};
-pub use oracle::OracleCheck;
+pub use oracle::{OracleCheck, OutputExpect};
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,9 @@
 //! Oracle checks: a learner's file compared with the output of a command the grader itself runs
 //! in the cell at check time (the cell's tools, sandbox, KUBECONFIG and a timeout). This is how a
 //! lab says "the output of `istioctl version`" and means it: a typed-in value that only looks
-//! right does not pass.
+//! right does not pass. And the grader's command's own output judged ([`OracleCheck::Output`]):
+//! what a learner sees when they run it, tried again with a wait as a learner tries a request
+//! again while the proxies converge.
 //!
 //! This module judges; running the grader's command is the caller's (it needs the cell).
 
@@ -28,6 +30,20 @@ pub enum OracleCheck {
         command: String,
         output_query: String,
     },
+    /// The command's output itself (stdout, then stderr, whatever its exit code) contains, matches
+    /// or lacks something: no learner's file.
+    Output {
+        command: String,
+        expect: OutputExpect,
+    },
+}
+
+/// What the grader's command's output should hold ([`OracleCheck::Output`]).
+#[derive(Clone, Debug)]
+pub enum OutputExpect {
+    Contains(String),
+    Matches(regex::Regex),
+    Lacks(String),
 }
 
 impl OracleCheck {
@@ -36,22 +52,26 @@ impl OracleCheck {
         match self {
             OracleCheck::Equals { command, .. }
             | OracleCheck::ContainsLines { command, .. }
-            | OracleCheck::QueryEquals { command, .. } => command,
+            | OracleCheck::QueryEquals { command, .. }
+            | OracleCheck::Output { command, .. } => command,
         }
     }
 
-    /// The learner's file.
-    pub fn file(&self) -> &Path {
+    /// The learner's file, if the check compares one.
+    pub fn file(&self) -> Option<&Path> {
         match self {
             OracleCheck::Equals { file, .. }
             | OracleCheck::ContainsLines { file, .. }
-            | OracleCheck::QueryEquals { file, .. } => file,
+            | OracleCheck::QueryEquals { file, .. } => Some(file),
+            OracleCheck::Output { .. } => None,
         }
     }
 
     /// Lint: the path is a lab path, the queries compile, the command is not empty.
     pub fn validate(&self) -> Result<(), CheckError> {
-        lab_path(self.file())?;
+        if let Some(file) = self.file() {
+            lab_path(file)?;
+        }
         if self.command().trim().is_empty() {
             return Err(CheckError::Oracle {
                 command: String::new(),
@@ -70,13 +90,20 @@ impl OracleCheck {
         Ok(())
     }
 
-    /// Reads the learner's file: a missing file fails before the grader's command runs.
+    /// Reads the learner's file (none for [`OracleCheck::Output`]): a missing file fails before
+    /// the grader's command runs.
     pub fn read(&self, env: &Env<'_>, lang: Lang) -> Result<String, Fault> {
-        read_text(env, self.file(), lang)
+        match self.file() {
+            Some(file) => read_text(env, file, lang),
+            None => Ok(String::new()),
+        }
     }
 
     /// Judges the learner's `text` against what the grader's command did.
     pub fn judge(&self, text: &str, run: &Transcript, lang: Lang) -> Result<(), Fault> {
+        if let OracleCheck::Output { command, expect } = self {
+            return judge_output(command, expect, run, lang);
+        }
         let output = oracle_output(self.command(), run)?;
         match self {
             OracleCheck::Equals { file, command } => {
@@ -137,8 +164,76 @@ impl OracleCheck {
                     format!("{} {code} = `{command}` {output_query}", file.display())
                 })?)
             }
+            OracleCheck::Output { .. } => Ok(()),
         }
     }
+}
+
+/// Judges the grader's command's own output (stdout, then stderr), whatever its exit code — a
+/// refused request's error is an output to judge — unless it did not run to its end.
+fn judge_output(
+    command: &str,
+    expect: &OutputExpect,
+    run: &Transcript,
+    lang: Lang,
+) -> Result<(), Fault> {
+    let err = |reason: String| {
+        Fault::Error(CheckError::Oracle {
+            command: command.to_owned(),
+            reason,
+        })
+    };
+    match run.exit_code {
+        _ if run.timed_out => {
+            return Err(err(format!(
+                "did not finish within {:.0}s",
+                run.duration.as_secs_f64()
+            )));
+        }
+        None => return Err(err("was killed by a signal".to_owned())),
+        Some(c @ (126 | 127)) => {
+            return Err(err(format!(
+                "could not run (exit {c}): {}",
+                run.stderr.lines().next().unwrap_or_default()
+            )));
+        }
+        Some(_) => {}
+    }
+    let output = format!("{}{}", run.stdout, run.stderr);
+    let found = || {
+        let mut text = excerpt(&output);
+        if let Some(note) = run.truncation_note() {
+            text = format!("{text}\n{note}");
+        }
+        format!("exit {}:{text}", run.exit_code.unwrap_or_default())
+    };
+    let held = match expect {
+        OutputExpect::Contains(t) => output.contains(t.as_str()),
+        OutputExpect::Matches(re) => re.is_match(&output),
+        // What a cut output did not show may lie past the cut: a negative check fails on it.
+        OutputExpect::Lacks(t) => !run.truncated && !output.contains(t.as_str()),
+    };
+    if held {
+        return Ok(());
+    }
+    let expected = match expect {
+        OutputExpect::Contains(t) => format!(
+            "{} {command:?} {} {t:?}",
+            lang.pick("the output of", "コマンド"),
+            lang.pick("containing", "の出力に次を含むこと:")
+        ),
+        OutputExpect::Matches(re) => format!(
+            "{} {command:?} {} /{re}/",
+            lang.pick("the output of", "コマンド"),
+            lang.pick("matching", "の出力が次にマッチすること:")
+        ),
+        OutputExpect::Lacks(t) => format!(
+            "{} {command:?} {} {t:?}",
+            lang.pick("the output of", "コマンド"),
+            lang.pick("without", "の出力に次を含まないこと:")
+        ),
+    };
+    Err(Failure::new(expected, found()).into())
 }
 
 /// The output the grader's command gave, or why it cannot serve as an answer key: it did not
@@ -317,5 +412,52 @@ mod tests {
             check.judge("{\"n\": 3}", &run, Lang::En),
             Err(Fault::Failed(_))
         ));
+    }
+
+    #[test]
+    fn a_commands_own_output_is_judged_whatever_its_exit_and_errors_only_when_it_did_not_run() {
+        let output = |expect: OutputExpect| OracleCheck::Output {
+            command: "curl -sS http://web/".into(),
+            expect,
+        };
+        let refused = Transcript {
+            stderr: "curl: (56) Recv failure: Connection reset by peer\n".into(),
+            exit_code: Some(56),
+            ..Transcript::default()
+        };
+        let contains = output(OutputExpect::Contains("200 OK".into()));
+        assert!(matches!(
+            contains.judge("", &refused, Lang::En),
+            Err(Fault::Failed(f)) if f.found.contains("exit 56") && f.found.contains("reset by peer")
+        ));
+        assert!(
+            contains
+                .judge("", &ran("HTTP/1.1 200 OK\n", 0), Lang::En)
+                .is_ok()
+        );
+        let lacks = output(OutputExpect::Lacks("200 OK".into()));
+        assert!(lacks.judge("", &refused, Lang::En).is_ok());
+        let cut = Transcript {
+            truncated: true,
+            ..ran("x", 0)
+        };
+        assert!(matches!(
+            lacks.judge("", &cut, Lang::En),
+            Err(Fault::Failed(_))
+        ));
+        let matches = output(OutputExpect::Matches(
+            regex::Regex::new("(?m)^curl: \\(56\\)").expect("re"),
+        ));
+        assert!(matches.judge("", &refused, Lang::Ja).is_ok());
+        let missing = Transcript {
+            stderr: "bash: curl: command not found".into(),
+            exit_code: Some(127),
+            ..Transcript::default()
+        };
+        assert!(matches!(
+            contains.judge("", &missing, Lang::En),
+            Err(Fault::Error(CheckError::Oracle { .. }))
+        ));
+        assert!(contains.file().is_none() && contains.validate().is_ok());
     }
 }
