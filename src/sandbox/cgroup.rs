@@ -240,7 +240,7 @@ impl Cgroup {
     /// Kills every process in the groups: with `cgroup.kill` where the kernel has it, and each
     /// process listed in any of them — a process that left the v2 group (`clone3` with
     /// `CLONE_INTO_CGROUP`) is still a member of the v1 memory, pids and CPU groups.
-    pub fn kill(&self) {
+    fn kill(&self) {
         if let Some(kill) = &self.kill {
             let _ = std::fs::write(kill, "1");
         }

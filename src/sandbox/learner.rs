@@ -26,6 +26,22 @@ pub(super) struct Namespaces {
 }
 
 impl Namespaces {
+    /// Holds the namespaces of process `pid` (a holder) open: its own, and its children's PID
+    /// namespace.
+    pub(super) fn open(pid: u32) -> std::io::Result<Namespaces> {
+        let open = |ns: &str| {
+            let path = format!("/proc/{pid}/ns/{ns}");
+            File::open(&path).map_err(|e| std::io::Error::new(e.kind(), format!("{path}: {e}")))
+        };
+        Ok(Namespaces {
+            ipc: open("ipc")?,
+            uts: open("uts")?,
+            mnt: open("mnt")?,
+            pid: open("pid_for_children")?,
+            cgroup: open("cgroup")?,
+        })
+    }
+
     /// How a command enters: these namespaces and network namespace `net`, the control group's
     /// `cgroups` (joined before the cgroup namespace), starting in `cwd`, keeping the
     /// `capabilities` mask; ending every other process of the PID namespace first when

@@ -135,20 +135,15 @@ struct Holder {
 impl Holder {
     /// Holds the namespaces of process `pid` open.
     fn open(pid: i32, child: Option<tokio::process::Child>) -> Result<Holder, SandboxError> {
-        let open = |ns: &str| {
-            let p = PathBuf::from(format!("/proc/{pid}/ns/{ns}"));
-            File::open(&p).map_err(io_err("cannot open namespace", &p))
-        };
+        let dir = PathBuf::from(format!("/proc/{pid}/ns"));
+        let net = dir.join("net");
         Ok(Holder {
             pid,
-            net: open("net")?,
-            ns: std::sync::Arc::new(learner::Namespaces {
-                mnt: open("mnt")?,
-                uts: open("uts")?,
-                ipc: open("ipc")?,
-                pid: open("pid_for_children")?,
-                cgroup: open("cgroup")?,
-            }),
+            net: File::open(&net).map_err(io_err("cannot open namespace", &net))?,
+            ns: std::sync::Arc::new(
+                learner::Namespaces::open(pid as u32)
+                    .map_err(io_err("cannot open the namespaces in", &dir))?,
+            ),
             child,
         })
     }
@@ -237,12 +232,14 @@ impl Sandbox {
         };
         let setup = unix::Setup {
             root: cstring(dir.join("fs/root")),
-            ops: root::ops(dir, &options)?,
             hostname: cstring(&name),
             new_net: options.isolate_network,
-            cgroups: sandbox.cgroup_procs(),
-            die_with_parent: !options.keep_alive,
-            argv: unix::argv_area(),
+            init: unix::Init {
+                cgroups: sandbox.cgroup_procs(),
+                ops: root::ops(dir, &options)?,
+                die_with_parent: !options.keep_alive,
+                argv: procfs::argv_area(),
+            },
         };
         let mut cmd = tokio::process::Command::new("sleep");
         cmd.arg("infinity")

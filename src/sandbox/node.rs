@@ -93,10 +93,12 @@ impl Node {
                 (net.0.as_raw_fd(), libc::CLONE_NEWNET),
                 (ns.mnt.as_raw_fd(), libc::CLONE_NEWNS),
             ],
-            cgroups: cell.cgroups.clone(),
-            ops,
-            die_with_parent: !keep,
-            argv: unix::argv_area(),
+            init: unix::Init {
+                cgroups: cell.cgroups.clone(),
+                ops,
+                die_with_parent: !keep,
+                argv: super::procfs::argv_area(),
+            },
         };
         let mut cmd = tokio::process::Command::new("sleep");
         cmd.arg("infinity")
@@ -113,14 +115,7 @@ impl Node {
         let pid = holder
             .id()
             .ok_or_else(|| io::Error::other("the node ended at once"))?;
-        let open = |name: &str| std::fs::File::open(format!("/proc/{pid}/ns/{name}"));
-        let namespaces = Arc::new(Namespaces {
-            ipc: open("ipc")?,
-            uts: open("uts")?,
-            mnt: open("mnt")?,
-            pid: open("pid_for_children")?,
-            cgroup: open("cgroup")?,
-        });
+        let namespaces = Arc::new(Namespaces::open(pid)?);
         Ok(Node {
             holder: Some(holder),
             commands: NodeCommands {

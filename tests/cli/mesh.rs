@@ -30,7 +30,7 @@ fn start(state: &Path, reports: &Path, lab: &str, args: &[&str]) -> Child {
 }
 
 /// Waits for the run (at most 10 minutes); its exit code and its output.
-fn finish(child: Child) -> (Option<i32>, String) {
+pub(crate) fn finish(child: Child) -> (Option<i32>, String) {
     let out = child.wait_with_output().expect("wait");
     let text = format!(
         "{}{}",

@@ -31,7 +31,7 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
@@ -265,7 +265,7 @@ impl Trial {
             .spawn()
             .expect("labcheck starts");
         let run = child.id();
-        let (code, output) = finish(child);
+        let (code, output) = crate::mesh::finish(child);
         Outcome {
             code,
             output,
@@ -518,17 +518,6 @@ fn tail(text: &str, max: usize) -> &str {
         at += 1;
     }
     &text[at..]
-}
-
-/// Waits for the run (labcheck ends its own learner commands at their timeout).
-fn finish(child: Child) -> (Option<i32>, String) {
-    let out = child.wait_with_output().expect("wait");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), text)
 }
 
 /// Every file called `name` under `root`.

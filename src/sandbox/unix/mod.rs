@@ -49,33 +49,36 @@ pub enum Op {
     Chdir(CString),
 }
 
-/// What the holder of a cell sets up in its fresh namespaces.
+/// What every holder's init does: the holder joins `cgroups` (its descendants follow it) and, but
+/// for a kept cell's, dies with the harness; its init carries out `ops` and, once ready, blanks
+/// the harness's argument area (`argv`, [`super::procfs::argv_area`]) so that its command line
+/// shows no host path.
 #[derive(Clone, Debug)]
-pub struct Setup {
-    /// The cell's root, mounted by `ops` and then made `/` with `pivot_root`.
-    pub root: CString,
-    pub ops: Vec<Op>,
-    pub hostname: CString,
-    pub new_net: bool,
-    /// `cgroup.procs` files the holder joins before it forks (its descendants follow it).
+pub struct Init {
     pub cgroups: Vec<CString>,
+    pub ops: Vec<Op>,
     pub die_with_parent: bool,
-    /// The harness's argument area ([`argv_area`]), which the cell's init blanks: its command
-    /// line shows no host path.
     pub argv: Option<(usize, usize)>,
 }
 
-/// What the holder of a cell's node sets up: it joins the cell's `cgroups` and namespaces
-/// (`enter`, the mount namespace last), then makes a mount namespace (a copy of the cell's), a
-/// PID namespace and a cgroup namespace of its own, whose init carries out `ops` (no
-/// `pivot_root`: the root is already the cell's).
+/// What the holder of a cell sets up in its fresh namespaces.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// The cell's root, mounted by `init.ops` and then made `/` with `pivot_root`.
+    pub root: CString,
+    pub hostname: CString,
+    pub new_net: bool,
+    pub init: Init,
+}
+
+/// What the holder of a cell's node sets up: it joins the cell's namespaces (`enter`, the mount
+/// namespace last), then makes a mount namespace (a copy of the cell's), a PID namespace and a
+/// cgroup namespace of its own, whose init carries out `init.ops` (no `pivot_root`: the root is
+/// already the cell's).
 #[derive(Clone, Debug)]
 pub struct NodeSetup {
     pub enter: Vec<(RawFd, libc::c_int)>,
-    pub cgroups: Vec<CString>,
-    pub ops: Vec<Op>,
-    pub die_with_parent: bool,
-    pub argv: Option<(usize, usize)>,
+    pub init: Init,
 }
 
 /// How a child enters a cell, prepared before the fork.
@@ -315,105 +318,79 @@ pub fn pass_fd(command: &mut tokio::process::Command, fd: RawFd) {
     }
 }
 
-/// Makes `command` the holder of a new cell: new mount, UTS, IPC and PID namespaces (and a network
-/// namespace with only `lo` when `new_net`), whose init builds the cell's root from `setup.ops`
-/// and pivots into it. The holder execs `command` once the root is ready; spawning fails with the
-/// system's error when the machine does not allow it (not root, no namespaces, no overlayfs).
+/// Makes `command` the holder of a new cell: new mount, UTS, IPC, PID and cgroup namespaces (and
+/// a network namespace with only `lo` when `new_net`), whose init builds the cell's root from
+/// `setup.init.ops` and pivots into it. The holder execs `command` once the root is ready;
+/// spawning fails with the system's error when the machine does not allow it (not root, no
+/// namespaces, no overlayfs).
 pub fn build(command: &mut tokio::process::Command, setup: Setup) {
+    let mut flags = libc::CLONE_NEWNS
+        | libc::CLONE_NEWUTS
+        | libc::CLONE_NEWIPC
+        | libc::CLONE_NEWPID
+        | libc::CLONE_NEWCGROUP;
+    if setup.new_net {
+        flags |= libc::CLONE_NEWNET;
+    }
     // SAFETY: as in `enter`; only system calls on data prepared before fork.
     unsafe {
-        command.pre_exec(move || {
-            if setup.die_with_parent {
-                check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
-            }
-            join_cgroups(&setup.cgroups)?;
-            // The cgroup namespace after joining the groups: its root is the cell's group.
-            let mut flags = libc::CLONE_NEWNS
-                | libc::CLONE_NEWUTS
-                | libc::CLONE_NEWIPC
-                | libc::CLONE_NEWPID
-                | libc::CLONE_NEWCGROUP;
-            if setup.new_net {
-                flags |= libc::CLONE_NEWNET;
-            }
-            check(libc::unshare(flags))?;
-            let mut pipe = [0; 2];
-            check(libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC))?;
-            let child = libc::fork();
-            check(child)?;
-            if child == 0 {
-                libc::close(pipe[0]);
-                let code = match init_root(&setup) {
-                    Ok(()) => 0,
-                    Err(e) => e.raw_os_error().unwrap_or(libc::EIO),
-                };
-                report_and_loop(pipe[1], code, setup.argv);
-            }
-            await_init(pipe)
-        });
+        command.pre_exec(move || hold(&setup.init, &[], flags, || pivot_into(&setup)));
     }
 }
 
 /// Makes `command` the holder of a cell's node ([`NodeSetup`]).
 pub fn build_node(command: &mut tokio::process::Command, setup: NodeSetup) {
+    let flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWCGROUP;
     // SAFETY: as in `enter`; only system calls on data prepared before fork.
     unsafe {
-        command.pre_exec(move || {
-            if setup.die_with_parent {
-                check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
-            }
-            join_cgroups(&setup.cgroups)?;
-            for &(fd, kind) in &setup.enter {
-                check(libc::setns(fd, kind))?;
-            }
-            check(libc::unshare(
-                libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWCGROUP,
-            ))?;
-            let mut pipe = [0; 2];
-            check(libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC))?;
-            let child = libc::fork();
-            check(child)?;
-            if child == 0 {
-                libc::close(pipe[0]);
-                let code = match check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))
-                    .and_then(|()| run_ops(&setup.ops))
-                {
-                    Ok(()) => 0,
-                    Err(e) => e.raw_os_error().unwrap_or(libc::EIO),
-                };
-                report_and_loop(pipe[1], code, setup.argv);
-            }
-            await_init(pipe)
-        });
+        command.pre_exec(move || hold(&setup.init, &setup.enter, flags, || Ok(())));
     }
 }
 
-/// In a new init: reports `code` (0: ready) through the pipe's write end `fd`, then blanks the
-/// command line and becomes the namespace's init, or exits.
+/// In a holder, between fork and exec: joins `init`'s groups, then the namespaces `enter`, then
+/// unshares `flags` — the cgroup namespace after joining the groups, so its root is the cell's
+/// group — and forks the new namespaces' init. The init carries out `init.ops`, then `then`, and
+/// reports through a pipe: an error code, or nothing once it is ready (it closes every
+/// descriptor); it then reaps orphans until it is killed. Returns when the init is ready.
 ///
 /// # Safety
-/// Only after fork; never returns.
-unsafe fn report_and_loop(fd: RawFd, code: libc::c_int, argv: Option<(usize, usize)>) -> ! {
-    // SAFETY: write(2) of a local integer; `_exit` ends the process without running Rust code.
+/// Only after fork, on data prepared before it.
+unsafe fn hold(
+    init: &Init,
+    enter: &[(RawFd, libc::c_int)],
+    flags: libc::c_int,
+    then: impl FnOnce() -> io::Result<()>,
+) -> io::Result<()> {
+    // SAFETY: system calls on data prepared before fork; `_exit` ends a failed init without
+    // running Rust code.
     unsafe {
-        if code != 0 {
-            libc::write(fd, (&raw const code).cast(), size_of::<libc::c_int>());
-            libc::_exit(1);
+        if init.die_with_parent {
+            check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
         }
-        if let Some((start, end)) = argv {
-            blank_argv(start, end);
+        join_cgroups(&init.cgroups)?;
+        for &(fd, kind) in enter {
+            check(libc::setns(fd, kind))?;
         }
-    }
-    init_loop();
-}
-
-/// In the holder: waits until its init reports (the pipe closes when it is ready).
-///
-/// # Safety
-/// Only after fork, with the pipe made there.
-unsafe fn await_init(pipe: [RawFd; 2]) -> io::Result<()> {
-    // SAFETY: read(2) into a local integer; close(2) of the pipe's ends.
-    unsafe {
+        check(libc::unshare(flags))?;
+        let mut pipe = [0; 2];
+        check(libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC))?;
+        let child = libc::fork();
+        check(child)?;
+        if child == 0 {
+            libc::close(pipe[0]);
+            let ready = check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))
+                .and_then(|()| run_ops(&init.ops))
+                .and_then(|()| then());
+            if let Err(e) = ready {
+                let code = e.raw_os_error().unwrap_or(libc::EIO);
+                libc::write(pipe[1], (&raw const code).cast(), size_of::<libc::c_int>());
+                libc::_exit(1);
+            }
+            if let Some((start, end)) = init.argv {
+                blank_argv(start, end);
+            }
+            init_loop();
+        }
         libc::close(pipe[1]);
         let mut code: libc::c_int = 0;
         let n = libc::read(pipe[0], (&raw mut code).cast(), size_of::<libc::c_int>());
@@ -425,22 +402,11 @@ unsafe fn await_init(pipe: [RawFd; 2]) -> io::Result<()> {
     }
 }
 
-/// Where this process's arguments lie in its memory (`/proc/self/stat`'s `arg_start` and
-/// `arg_end`): an init forked from the harness blanks them, so the cell's `/proc/1/cmdline`
-/// shows `init` rather than the harness's command line with its host paths.
-pub fn argv_area() -> Option<(usize, usize)> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // Fields after the command name (which may hold spaces) start at the third.
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let start = fields.get(48 - 3)?.parse().ok()?;
-    let end: usize = fields.get(49 - 3)?.parse().ok()?;
-    (end > start + 5).then_some((start, end))
-}
-
 /// Overwrites the argument area with `init` and NULs.
 ///
 /// # Safety
-/// `start..end` must be this process's argument area ([`argv_area`], read before the fork).
+/// `start..end` must be this process's argument area ([`super::procfs::argv_area`], read before
+/// the fork).
 unsafe fn blank_argv(start: usize, end: usize) {
     // SAFETY: the area is this process's own writable memory (its initial stack).
     unsafe {
@@ -473,12 +439,10 @@ pub fn clone_tree(path: &std::path::Path) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
-/// In the cell's init: builds the root and makes it `/`.
-fn init_root(setup: &Setup) -> io::Result<()> {
+/// In the cell's init, its root built: makes it `/`, names the cell, brings `lo` up.
+fn pivot_into(setup: &Setup) -> io::Result<()> {
     // SAFETY: system calls on C strings prepared before fork.
     unsafe {
-        check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
-        run_ops(&setup.ops)?;
         check(libc::chdir(setup.root.as_ptr()))?;
         check(libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) as libc::c_int)?;
         check(libc::umount2(c".".as_ptr(), libc::MNT_DETACH))?;

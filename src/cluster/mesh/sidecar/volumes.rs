@@ -87,14 +87,28 @@ async fn contents(client: &kube::Client, pod: &Pod, volume: &Volume) -> Result<V
     };
     let mut files = Vec::new();
     if let Some(cm) = &volume.config_map {
-        let keys = config_map(client, namespace, &cm.name, cm.optional.unwrap_or(false)).await?;
-        files.extend(keyed(keys, cm.items.as_deref(), mode(cm.default_mode)));
+        let found = keys(
+            client,
+            namespace,
+            &cm.name,
+            cm.optional.unwrap_or(false),
+            config_map_keys,
+        )
+        .await?;
+        files.extend(keyed(found, cm.items.as_deref(), mode(cm.default_mode)));
     }
     if let Some(secret) = &volume.secret {
         let name = secret.secret_name.as_deref().unwrap_or_default();
-        let keys = self::secret(client, namespace, name, secret.optional.unwrap_or(false)).await?;
+        let found = keys(
+            client,
+            namespace,
+            name,
+            secret.optional.unwrap_or(false),
+            secret_keys,
+        )
+        .await?;
         files.extend(keyed(
-            keys,
+            found,
             secret.items.as_deref(),
             mode(secret.default_mode),
         ));
@@ -116,8 +130,15 @@ async fn contents(client: &kube::Client, pod: &Pod, volume: &Volume) -> Result<V
                 optional,
             }) = &source.config_map
             {
-                let keys = config_map(client, namespace, name, optional.unwrap_or(false)).await?;
-                files.extend(keyed(keys, items.as_deref(), default));
+                let found = keys(
+                    client,
+                    namespace,
+                    name,
+                    optional.unwrap_or(false),
+                    config_map_keys,
+                )
+                .await?;
+                files.extend(keyed(found, items.as_deref(), default));
             }
             if let Some(SecretProjection {
                 name,
@@ -125,8 +146,15 @@ async fn contents(client: &kube::Client, pod: &Pod, volume: &Volume) -> Result<V
                 optional,
             }) = &source.secret
             {
-                let keys = self::secret(client, namespace, name, optional.unwrap_or(false)).await?;
-                files.extend(keyed(keys, items.as_deref(), default));
+                let found = keys(
+                    client,
+                    namespace,
+                    name,
+                    optional.unwrap_or(false),
+                    secret_keys,
+                )
+                .await?;
+                files.extend(keyed(found, items.as_deref(), default));
             }
             if let Some(downward) = &source.downward_api {
                 let items = downward.items.as_deref().unwrap_or_default();
@@ -152,22 +180,28 @@ fn keyed(keys: BTreeMap<String, Vec<u8>>, items: Option<&[KeyToPath]>, mode: u32
     }
 }
 
-/// Gets object `name` of `api` (`what`, for errors), waiting for it unless `optional`
-/// (`None`: optional and absent).
-async fn wait_for<K>(
-    api: Api<K>,
+/// The keys of ConfigMap or Secret `name` (`keys_of` reads them), waiting for it unless
+/// `optional` (none when it is optional and absent).
+async fn keys<K>(
+    client: &kube::Client,
+    namespace: &str,
     name: &str,
-    what: &str,
     optional: bool,
-) -> Result<Option<K>, String>
+    keys_of: fn(K) -> BTreeMap<String, Vec<u8>>,
+) -> Result<BTreeMap<String, Vec<u8>>, String>
 where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
 {
+    let api: Api<K> = Api::namespaced(client.clone(), namespace);
+    let what = format!("{} {namespace}/{name}", K::kind(&()));
     let started = std::time::Instant::now();
     loop {
         match api.get_opt(name).await {
-            Ok(Some(found)) => return Ok(Some(found)),
-            Ok(None) if optional => return Ok(None),
+            Ok(Some(found)) => return Ok(keys_of(found)),
+            Ok(None) if optional => return Ok(BTreeMap::new()),
             Ok(None) if started.elapsed() < CONFIGMAP_WAIT => {
                 tokio::time::sleep(Duration::from_millis(250)).await;
             }
@@ -182,45 +216,20 @@ where
     }
 }
 
-/// A ConfigMap's keys, `data` and `binaryData`; waits for it unless optional.
-async fn config_map(
-    client: &kube::Client,
-    namespace: &str,
-    name: &str,
-    optional: bool,
-) -> Result<BTreeMap<String, Vec<u8>>, String> {
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
-    let what = format!("ConfigMap {namespace}/{name}");
-    let Some(found) = wait_for(api, name, &what, optional).await? else {
-        return Ok(BTreeMap::new());
-    };
+/// A ConfigMap's keys: `data` and `binaryData`.
+fn config_map_keys(found: ConfigMap) -> BTreeMap<String, Vec<u8>> {
     let text = found.data.unwrap_or_default();
     let binary = found.binary_data.unwrap_or_default();
-    Ok(text
-        .into_iter()
+    text.into_iter()
         .map(|(k, v)| (k, v.into_bytes()))
         .chain(binary.into_iter().map(|(k, v)| (k, v.0)))
-        .collect())
+        .collect()
 }
 
-/// A Secret's keys (`data`, decoded); waits for it unless optional.
-async fn secret(
-    client: &kube::Client,
-    namespace: &str,
-    name: &str,
-    optional: bool,
-) -> Result<BTreeMap<String, Vec<u8>>, String> {
-    let api: Api<Secret> = Api::namespaced(client.clone(), namespace);
-    let what = format!("Secret {namespace}/{name}");
-    let Some(found) = wait_for(api, name, &what, optional).await? else {
-        return Ok(BTreeMap::new());
-    };
-    Ok(found
-        .data
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(k, v)| (k, v.0))
-        .collect())
+/// A Secret's keys: `data`, decoded.
+fn secret_keys(found: Secret) -> BTreeMap<String, Vec<u8>> {
+    let data = found.data.unwrap_or_default();
+    data.into_iter().map(|(k, v)| (k, v.0)).collect()
 }
 
 /// The downward API's files: the Pod's labels and annotations in the kubelet's format
