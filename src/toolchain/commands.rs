@@ -141,6 +141,7 @@ fn how_to_get(tc: &Toolchain, need: &Need, go_ok: bool) -> String {
             Some(format!("sigs.k8s.io/kwok@{}", tc.kwok_version())),
         ),
         Need::Envoy => (None, None),
+        Need::Node(_) => (None, tc.module_of(need)),
     };
     // Istio publishes istioctl archives, not pilot-discovery, pilot-agent or the echo app: a
     // build only.

