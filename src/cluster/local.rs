@@ -33,6 +33,8 @@ pub struct LocalCluster {
     pub keep: bool,
     /// The live mesh on this cluster (`@mesh` labs), once started.
     pub mesh: Option<mesh::Mesh>,
+    /// The real node of this cluster (`@node` labs), once started.
+    pub node: Option<super::node::RealNode>,
 }
 
 impl Drop for LocalCluster {
@@ -71,9 +73,9 @@ pub async fn start(
     tools: &LocalTools,
     dir: &Path,
     learner_kubeconfig: &Path,
-    mesh: bool,
+    profile: Profile,
 ) -> Result<(LocalCluster, certs::Pki), ClusterError> {
-    if mesh {
+    if profile != Profile::Plain {
         let commands = sandbox
             .network_commands()
             .map_err(|e| ClusterError::Io(e.to_string()))?;
@@ -89,13 +91,10 @@ pub async fn start(
         .args([
             format!("--etcd-servers={etcd_url}"),
             format!("--secure-port={APISERVER_PORT}"),
-            "--bind-address=127.0.0.1".into(),
-            "--advertise-address=127.0.0.1".into(),
             "--service-cluster-ip-range=10.0.0.0/24".into(),
             // Webhooks resolve to endpoints (none without istiod) instead of dialing a ClusterIP
             // through the host's default route.
             "--enable-aggregator-routing=true".into(),
-            "--endpoint-reconciler-type=none".into(),
             "--allow-privileged=true".into(),
             "--authorization-mode=RBAC".into(),
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
@@ -108,7 +107,7 @@ pub async fn start(
             "--watch-cache=false".into(),
             "--profiling=false".into(),
         ])
-        .args(apiserver_profile_flags(mesh))
+        .args(apiserver_profile_flags(profile, &pki))
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
@@ -135,6 +134,7 @@ pub async fn start(
             dir: dir.to_owned(),
             keep: sandbox.keeps(),
             mesh: None,
+            node: None,
         },
         pki,
     ))
@@ -192,17 +192,41 @@ async fn start_etcd(
     Ok(etcd)
 }
 
-/// The API server's flags that differ between a plain cluster and one with a live mesh: a plain
-/// one has no controllers to make service accounts, so Pods are not made to name one.
-fn apiserver_profile_flags(mesh: bool) -> Vec<String> {
-    if mesh {
-        mesh::APISERVER_FLAGS
+/// What a cell's local cluster runs besides etcd and the API server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// Nothing: no controller, no node.
+    Plain,
+    /// A live mesh with a simulated node ([`mesh`]).
+    Mesh,
+    /// A real node ([`super::node`]).
+    Node,
+}
+
+/// The API server's flags that differ between profiles. A plain cluster and a live mesh serve
+/// at 127.0.0.1 only, and the `kubernetes` Service has no endpoint; a plain one has no
+/// controllers to make service accounts, so Pods are not made to name one. A real node's Pods
+/// reach the API server at the node's address.
+fn apiserver_profile_flags(profile: Profile, pki: &certs::Pki) -> Vec<String> {
+    let local = [
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        "--endpoint-reconciler-type=none",
+    ];
+    let flags: Vec<String> = match profile {
+        Profile::Plain => local
             .iter()
+            .chain(&["--disable-admission-plugins=ServiceAccount"])
             .map(|f| f.to_string())
-            .collect()
-    } else {
-        vec!["--disable-admission-plugins=ServiceAccount".to_owned()]
-    }
+            .collect(),
+        Profile::Mesh => local
+            .iter()
+            .chain(mesh::APISERVER_FLAGS)
+            .map(|f| f.to_string())
+            .collect(),
+        Profile::Node => super::node::apiserver_flags(pki),
+    };
+    flags
 }
 
 impl LocalCluster {
@@ -215,6 +239,9 @@ impl LocalCluster {
     pub async fn stop(&mut self) {
         if let Some(mesh) = self.mesh.as_mut() {
             mesh.stop().await;
+        }
+        if let Some(node) = self.node.as_mut() {
+            node.stop().await;
         }
         for child in [&mut self.apiserver, &mut self.etcd] {
             mesh::stop(child).await;
@@ -242,7 +269,11 @@ impl LocalCluster {
 
     /// The pids, for a kept cell's record.
     pub fn pids(&self) -> Vec<u32> {
-        let mesh = self.mesh.iter().flat_map(mesh::Mesh::pids);
+        let mesh = self
+            .mesh
+            .iter()
+            .flat_map(mesh::Mesh::pids)
+            .chain(self.node.iter().flat_map(super::node::RealNode::pids));
         [self.etcd.id(), self.apiserver.id()]
             .into_iter()
             .flatten()

@@ -13,6 +13,7 @@ pub mod kind;
 pub mod kubeconfig;
 pub mod local;
 pub mod mesh;
+pub mod node;
 pub mod pool;
 
 use std::path::{Path, PathBuf};
@@ -69,6 +70,8 @@ pub struct CellEnv<'a> {
     pub name: String,
     /// A live mesh on the cluster (`@mesh` labs; the local backend only).
     pub mesh: Option<MeshTools>,
+    /// A real node in the cluster (`@node` labs; the local backend only).
+    pub node: Option<node::NodeTools>,
 }
 
 /// A backend: starts (or attaches to) a cluster for one cell.
@@ -169,7 +172,13 @@ impl Cluster {
     pub fn mesh_logs(&self) -> Vec<PathBuf> {
         match &self.inner {
             Inner::Local { processes, .. } => {
-                processes.mesh.iter().flat_map(mesh::Mesh::logs).collect()
+                let node = processes.node.iter().flat_map(node::RealNode::logs);
+                processes
+                    .mesh
+                    .iter()
+                    .flat_map(mesh::Mesh::logs)
+                    .chain(node)
+                    .collect()
             }
             Inner::Existing | Inner::Kind { .. } => Vec::new(),
         }
@@ -210,9 +219,15 @@ impl ClusterBackend for Local {
         if let Some(t) = template.as_ref().filter(|t| !bootstrapped && t.exists()) {
             bootstrapped = crate::sandbox::tree::copy(t, &data).await.is_ok();
         }
-        let mesh = env.mesh.is_some();
+        let profile = if env.node.is_some() {
+            local::Profile::Node
+        } else if env.mesh.is_some() {
+            local::Profile::Mesh
+        } else {
+            local::Profile::Plain
+        };
         let (mut processes, pki) =
-            local::start(env.sandbox, &self.tools, &env.dir, &env.kubeconfig, mesh).await?;
+            local::start(env.sandbox, &self.tools, &env.dir, &env.kubeconfig, profile).await?;
         let (client, forward) =
             match forward_client(env.sandbox, &pki, &env.dir.join("host-kubeconfig")).await {
                 Ok(c) => c,
@@ -241,6 +256,15 @@ impl ClusterBackend for Local {
             && let Some(etcd) = processes.etcd_state()
         {
             local::save_template(&etcd, t).await;
+        }
+        if let Some(tools) = &env.node {
+            match start_node(env, tools, &pki, &client).await {
+                Ok(n) => processes.node = Some(n),
+                Err(e) => {
+                    processes.stop().await;
+                    return Err(e);
+                }
+            }
         }
         if let Some(tools) = &env.mesh {
             match start_mesh(env, tools, &pki, &client, &version).await {
@@ -289,6 +313,33 @@ async fn start_mesh(
         keep: env.sandbox.keeps(),
         learner: &learner,
         learner_bin: &env.sandbox.share_dir().join("bin"),
+    })
+    .await
+}
+
+/// Starts a real node on a local cluster that is ready.
+async fn start_node(
+    env: &CellEnv<'_>,
+    tools: &node::NodeTools,
+    pki: &certs::Pki,
+    client: &kube::Client,
+) -> Result<node::RealNode, ClusterError> {
+    let commands = env
+        .sandbox
+        .network_commands()
+        .map_err(|e| ClusterError::Io(e.to_string()))?;
+    let learner = env
+        .sandbox
+        .learner_commands()
+        .map_err(|e| ClusterError::Io(e.to_string()))?;
+    node::start(node::Start {
+        commands: &commands,
+        tools,
+        dir: &env.dir,
+        pki,
+        client,
+        keep: env.sandbox.keeps(),
+        learner: &learner,
     })
     .await
 }

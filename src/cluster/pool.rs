@@ -368,6 +368,7 @@ impl Lease {
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
             mesh: None,
+            node: None,
         };
         let cluster = self.inner.local.start(&env).await?;
         let slot = self.slot.as_mut().expect("held");

@@ -71,6 +71,8 @@ pub mod tags {
     pub const KUBERNETES: &[&str] = &["kubernetes"];
     pub const ISTIO: &[&str] = &["istio"];
     pub const MESH: &[&str] = &["mesh", "メッシュ"];
+    /// A real node: the kubelet, a container runtime, kube-proxy and CoreDNS.
+    pub const NODE: &[&str] = &["node", "ノード"];
 
     /// Whether `tags` holds one of `names`.
     pub fn has(tags: &[String], names: &[&str]) -> bool {

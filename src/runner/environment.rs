@@ -20,6 +20,9 @@ pub enum Needs {
     /// As [`Needs::Istio`], on a cluster with a live mesh: controllers, a simulated node and
     /// istiod of the cell's version (`@mesh`, `@メッシュ`).
     Mesh,
+    /// A cluster with a real node: the kubelet, containerd, kube-proxy and CoreDNS, Pods
+    /// running the image table's images (`@node`, `@ノード`).
+    Node,
 }
 
 impl Needs {
@@ -27,6 +30,8 @@ impl Needs {
         use crate::lint::tags;
         if tags::has(feature_tags, tags::MESH) {
             Needs::Mesh
+        } else if tags::has(feature_tags, tags::NODE) {
+            Needs::Node
         } else if tags::has(feature_tags, tags::ISTIO) {
             Needs::Istio
         } else if tags::has(feature_tags, tags::KUBERNETES) {
@@ -71,6 +76,10 @@ pub struct Environment {
     /// The sidecars' agent and the echo app (server, client) by matrix label.
     pub per_version: BTreeMap<String, Vec<Tool>>,
     pub mesh: Vec<Tool>,
+    /// What a real node runs (`@node` cells only): the controllers, the kubelet, its runtime,
+    /// the CNI plugins, kube-proxy, CoreDNS; and the images it holds.
+    pub node: Vec<Tool>,
+    pub images: Vec<crate::images::Built>,
 }
 
 impl Environment {
@@ -84,6 +93,8 @@ impl Environment {
             pilot_discovery: BTreeMap::new(),
             per_version: BTreeMap::new(),
             mesh: Vec::new(),
+            node: Vec::new(),
+            images: Vec::new(),
         }
     }
 
@@ -104,7 +115,36 @@ impl Environment {
             tools.extend(self.per_version.get(label).into_iter().flatten());
             tools.extend(self.mesh.iter());
         }
+        if needs == Needs::Node {
+            tools.extend(self.node.iter());
+        }
         tools
+    }
+
+    /// The binaries and images of a real node, when all were resolved.
+    pub fn node_tools(&self) -> Option<crate::cluster::node::NodeTools> {
+        let named = |name: &str| {
+            self.node
+                .iter()
+                .find(|t| t.name == name)
+                .map(|t| t.path.clone())
+        };
+        let cni = ["bridge", "host-local", "loopback", "portmap"]
+            .iter()
+            .map(|n| named(n))
+            .collect::<Option<Vec<_>>>()?;
+        Some(crate::cluster::node::NodeTools {
+            kube_controller_manager: named("kube-controller-manager")?,
+            kube_scheduler: named("kube-scheduler")?,
+            kubelet: named("kubelet")?,
+            kube_proxy: named("kube-proxy")?,
+            containerd: named("containerd")?,
+            containerd_shim: named("containerd-shim-runc-v2")?,
+            ctr: named("ctr")?,
+            runc: named("runc")?,
+            cni,
+            images: self.images.clone(),
+        })
     }
 
     /// The binaries of a live mesh for a cell with `label`, when all were resolved.
@@ -157,6 +197,17 @@ const CLUSTER_ONLY: &[&str] = &[
     "envoy",
     "echo-server",
     "echo-client",
+    "kubelet",
+    "kube-proxy",
+    "containerd",
+    "containerd-shim-runc-v2",
+    "ctr",
+    "runc",
+    "bridge",
+    "host-local",
+    "loopback",
+    "portmap",
+    "coredns",
 ];
 
 /// The tools a cell puts first on the learner's PATH, by name: all but those only the cluster

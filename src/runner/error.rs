@@ -17,6 +17,8 @@ pub enum CellError {
     NoBackend,
     #[error("no istioctl for Istio {0}")]
     NoIstioctl(String),
+    #[error("no real node's tools (kubelet, containerd, runc, CNI plugins, kube-proxy) resolved")]
+    NoNodeTools,
     #[error("no live mesh tools (pilot-discovery, controllers, kwok) for Istio {0}")]
     NoMeshTools(String),
     #[error("cannot start from the checkpoint of step {step} ({what}): {source}")]

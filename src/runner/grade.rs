@@ -156,7 +156,7 @@ async fn environment(
             let sandbox = Sandbox::create(dir, options).await?;
             let client = match plan.needs {
                 Needs::Sandbox => None,
-                Needs::Cluster | Needs::Istio | Needs::Mesh => {
+                Needs::Cluster | Needs::Istio | Needs::Mesh | Needs::Node => {
                     Some(learner_client(kubeconfig.as_deref(), context.as_deref()).await?)
                 }
             };

@@ -292,7 +292,7 @@ fn lab_cells(
     }
     let labels = match needs {
         Needs::Istio | Needs::Mesh => opts.istio.clone(),
-        Needs::Sandbox | Needs::Cluster => vec!["-".to_owned()],
+        Needs::Sandbox | Needs::Cluster | Needs::Node => vec!["-".to_owned()],
     };
     let cell = |label: &str, mistake: Option<usize>, lines: Vec<usize>| CellPlan {
         id: CellId {

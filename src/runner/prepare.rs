@@ -38,7 +38,7 @@ pub(super) async fn prepare(
     let mut restore = Duration::ZERO;
     let backend = match plan.needs {
         Needs::Sandbox => None,
-        Needs::Cluster | Needs::Istio | Needs::Mesh => {
+        Needs::Cluster | Needs::Istio | Needs::Mesh | Needs::Node => {
             Some(env.backend.as_ref().ok_or(CellError::NoBackend)?)
         }
     };
@@ -51,6 +51,10 @@ pub(super) async fn prepare(
             env.mesh_tools(&plan.id.label)
                 .ok_or_else(|| CellError::NoMeshTools(plan.id.label.clone()))?,
         ),
+        _ => None,
+    };
+    let node = match plan.needs {
+        Needs::Node => Some(env.node_tools().ok_or(CellError::NoNodeTools)?),
         _ => None,
     };
     let restoring = |what: &'static str, source: std::io::Error| CellError::Restore {
@@ -117,6 +121,7 @@ pub(super) async fn prepare(
                 kubeconfig: cell.sandbox.share_dir().join("kubeconfig"),
                 name: format!("{}-{}", plan.id.slug(), std::process::id()),
                 mesh,
+                node,
             };
             let _ = std::fs::create_dir_all(&cenv.dir);
             if let Some(c) = checkpoint {

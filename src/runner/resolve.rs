@@ -41,6 +41,9 @@ pub enum EnvironmentError {
     NoContext,
     #[error(transparent)]
     Cluster(#[from] cluster::ClusterError),
+    /// An image of the table could not be built.
+    #[error(transparent)]
+    Image(#[from] crate::images::ImageError),
     /// A signal came while tools were being built; nothing half-built was kept.
     #[error("interrupted while installing tools; nothing half-built was kept")]
     Interrupted(i32),
@@ -113,6 +116,26 @@ pub async fn environment_for(
     }
 }
 
+/// Every image of the table, built from the node's tools (the pause container's source beside
+/// the kubelet, CoreDNS) and Debian's packages where the cache lacks it.
+async fn node_images(
+    tc: &Toolchain,
+    node: &[Tool],
+) -> Result<Vec<crate::images::Built>, EnvironmentError> {
+    let path = |name: &str| {
+        node.iter()
+            .find(|t| t.name == name)
+            .map(|t| t.path.clone())
+            .unwrap_or_default()
+    };
+    let sources = crate::images::Sources {
+        pause_source: path("kubelet").with_file_name(toolchain::PAUSE_SOURCE),
+        coredns: path("coredns"),
+    };
+    let rows: Vec<&'static crate::images::Row> = crate::images::table().iter().collect();
+    Ok(crate::images::ensure(tc.cache_dir(), &sources, &rows).await?)
+}
+
 /// Resolves every tool the planned cells need (building what the cache lacks) and the backend.
 async fn prepare(
     tc: &Toolchain,
@@ -164,6 +187,19 @@ async fn prepare(
                 _ => {}
             }
         }
+    }
+    // A real node's tools and images, only when a `@node` cell is planned.
+    if cells.iter().any(|c| c.needs == Needs::Node) {
+        let needs = [
+            toolchain::Need::KubeControllerManager,
+            toolchain::Need::KubeScheduler,
+        ]
+        .into_iter()
+        .chain(toolchain::Need::node());
+        for need in needs {
+            env.node.push(tool(&tc.resolve(&need).await?));
+        }
+        env.images = node_images(tc, &env.node).await?;
     }
     env.kubectl = Some(tool(&tc.kubectl().await?));
     env.backend = Some(match choice {

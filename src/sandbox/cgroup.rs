@@ -131,6 +131,15 @@ impl Cgroup {
             group.make(&unified)?;
             group.kill = Some(unified.join("cgroup.kill")).filter(|k| k.exists());
         }
+        for (hierarchy, key) in other_hierarchies() {
+            let dir = under(&hierarchy, &key);
+            group.make(&dir)?;
+            match hierarchy.as_str() {
+                "cpuset" => inherit_cpuset(&dir)?,
+                "devices" => allow_devices(&dir)?,
+                _ => {}
+            }
+        }
         Ok(group)
     }
 
@@ -186,7 +195,7 @@ impl Cgroup {
                 "" if v2 => root.join(path),
                 "" => root.join("unified").join(path),
                 "memory" | "pids" | "cpu" => root.join(controllers).join(path),
-                _ => continue,
+                other => root.join(other.trim_start_matches("name=")).join(path),
             };
             if controllers.is_empty() {
                 group.kill = Some(dir.join("cgroup.kill")).filter(|k| k.exists());
@@ -252,13 +261,93 @@ impl Cgroup {
         }
     }
 
-    /// Removes the groups that are empty; whether all are gone.
+    /// Removes the groups that are empty, the groups made inside them first (a node's
+    /// kubelet makes a tree of them); whether all are gone.
     fn try_remove(&self) -> bool {
         self.dirs
             .iter()
             .rev()
-            .all(|d| std::fs::remove_dir(d).is_ok() || !d.exists())
+            .all(|d| remove_tree(d) || !d.exists())
     }
+}
+
+/// Removes the group `dir` and every group under it, deepest first; whether it is gone.
+fn remove_tree(dir: &Path) -> bool {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                remove_tree(&e.path());
+            }
+        }
+    }
+    std::fs::remove_dir(dir).is_ok()
+}
+
+/// Every v1 hierarchy this process is in besides memory, pids and CPU (and the unified one), by
+/// its directory under [`ROOT`] and its key in `/proc/self/cgroup`: a cell is in all of them, so
+/// that a node's cgroup namespace is rooted at the cell's group everywhere and the groups a
+/// kubelet makes there are the cell's.
+pub fn other_hierarchies() -> Vec<(String, String)> {
+    own_groups()
+        .into_iter()
+        .map(|(controllers, _)| controllers)
+        .filter(|c| !c.is_empty() && !matches!(c.as_str(), "memory" | "pids" | "cpu"))
+        .map(|c| (c.trim_start_matches("name=").to_owned(), c))
+        .filter(|(dir, _)| Path::new(ROOT).join(dir).join("cgroup.procs").exists())
+        .collect()
+}
+
+/// A new cpuset group has no CPU and no memory node: it takes its parent's, at every level from
+/// the hierarchy's root down.
+fn inherit_cpuset(dir: &Path) -> Result<(), CgroupError> {
+    let root = Path::new(ROOT).join("cpuset");
+    let levels: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|a| a.starts_with(&root) && *a != root)
+        .collect();
+    for level in levels.into_iter().rev() {
+        for file in ["cpuset.cpus", "cpuset.mems"] {
+            let parent = level.parent().unwrap_or(&root).join(file);
+            let value = std::fs::read_to_string(&parent).map_err(err("read", &parent))?;
+            let own = level.join(file);
+            if std::fs::read_to_string(&own)
+                .unwrap_or_default()
+                .trim()
+                .is_empty()
+            {
+                std::fs::write(&own, value.trim()).map_err(err("write", &own))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The devices a cell's processes may open: those of a container's `/dev` (runc's default
+/// list), nothing else — no disk, whatever a process of the cell or a container of its node
+/// makes with `mknod` or is given. Its groups, a node's containers', cannot be given more.
+const DEVICES: &[&str] = &[
+    "c *:* m",
+    "b *:* m",
+    "c 1:3 rwm",    // null
+    "c 1:5 rwm",    // zero
+    "c 1:7 rwm",    // full
+    "c 1:8 rwm",    // random
+    "c 1:9 rwm",    // urandom
+    "c 5:0 rwm",    // tty
+    "c 5:1 rwm",    // console
+    "c 5:2 rwm",    // ptmx
+    "c 136:* rwm",  // pseudo-terminals
+    "c 10:200 rwm", // tun
+];
+
+fn allow_devices(dir: &Path) -> Result<(), CgroupError> {
+    let deny = dir.join("devices.deny");
+    std::fs::write(&deny, "a").map_err(err("write", &deny))?;
+    let allow = dir.join("devices.allow");
+    for rule in DEVICES {
+        std::fs::write(&allow, rule).map_err(err("write", &allow))?;
+    }
+    Ok(())
 }
 
 /// The CFS quota of `limits`' CPUs per [`CPU_PERIOD_US`].
@@ -301,20 +390,25 @@ fn v1_parent(own: &[(String, String)], hierarchy: &str, key: &str) -> PathBuf {
 /// to remove it, and it stays.
 pub fn reap_stale() {
     let own = own_groups();
-    let parents = [
+    let mut parents = vec![
         Path::new(ROOT).join(PARENT),
         v1_parent(&own, "memory", "memory"),
         v1_parent(&own, "pids", "pids"),
         v1_parent(&own, "cpu", "cpu"),
         v1_parent(&own, "unified", ""),
     ];
+    parents.extend(
+        other_hierarchies()
+            .iter()
+            .map(|(dir, key)| v1_parent(&own, dir, key)),
+    );
     for parent in parents {
         let Ok(entries) = std::fs::read_dir(&parent) else {
             continue;
         };
         for e in entries.flatten() {
             if super::left_by_a_gone_run(&e.file_name().to_string_lossy()) {
-                let _ = std::fs::remove_dir(e.path());
+                remove_tree(&e.path());
             }
         }
     }

@@ -61,6 +61,30 @@ impl Node {
         attachments: &[Attachment],
         keep: bool,
     ) -> io::Result<Node> {
+        Self::start_with(cell, net, attachments, false, keep)
+    }
+
+    /// [`Node::start`] for a node that runs containers (a kubelet and its runtime): besides, its
+    /// init mounts the node's own cgroup hierarchies (rooted at the cell's groups by the node's
+    /// cgroup namespace: every group the runtime makes is the cell's) and makes the network's
+    /// knobs (`/proc/sys/net`, the cell's network namespace's own) writable; the kernel's other
+    /// knobs stay read-only.
+    pub fn start_container_host(
+        cell: &LearnerCommands,
+        net: &Network,
+        attachments: &[Attachment],
+        keep: bool,
+    ) -> io::Result<Node> {
+        Self::start_with(cell, net, attachments, true, keep)
+    }
+
+    fn start_with(
+        cell: &LearnerCommands,
+        net: &Network,
+        attachments: &[Attachment],
+        containers: bool,
+        keep: bool,
+    ) -> io::Result<Node> {
         let mut trees: Vec<OwnedFd> = Vec::new();
         let mut ops = vec![Op::Mount {
             source: None,
@@ -71,6 +95,11 @@ impl Node {
             optional: false,
         }];
         ops.extend(super::root::node_proc());
+        if containers {
+            ops.extend(writable_net_knobs());
+            ops.extend(cgroup_mounts());
+            ops.extend(kernel_log());
+        }
         ops.push(Op::Mount {
             source: Some(cstring("tmpfs")),
             target: cstring(RUN),
@@ -165,7 +194,8 @@ impl Drop for Node {
 impl NodeCommands {
     /// A command in the node, in network namespace `net`, starting in `cwd` (the node's view),
     /// in a process group of its own, with no environment (the caller gives it one), keeping a
-    /// container's capabilities and `extra` ones.
+    /// container's capabilities and `extra` ones ([`unix::NODE_CAPABILITIES`] for a kubelet and
+    /// its runtime).
     pub fn command(
         &self,
         net: &Network,
@@ -188,6 +218,99 @@ impl NodeCommands {
     }
 }
 
+/// `/proc/sys/net` made writable again under the read-only `/proc/sys`: what it holds is the
+/// network namespace's own (forwarding, a bridge's knobs), which a node's CNI plugins set.
+fn writable_net_knobs() -> Vec<Op> {
+    let net = cstring("/proc/sys/net");
+    vec![
+        Op::Mount {
+            source: Some(net.clone()),
+            target: net.clone(),
+            fstype: None,
+            flags: MS_BIND | MS_REC,
+            data: None,
+            optional: false,
+        },
+        Op::Mount {
+            source: None,
+            target: net,
+            fstype: None,
+            flags: MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | libc::MS_NOEXEC,
+            data: None,
+            optional: false,
+        },
+    ]
+}
+
+/// A kubelet's out-of-memory watcher opens the kernel's log (`/dev/kmsg`) and gives up the
+/// kubelet's start if it cannot; the node's reads as empty (the machine's log is not the cell's).
+fn kernel_log() -> Vec<Op> {
+    let kmsg = cstring("/dev/kmsg");
+    vec![
+        Op::Touch(kmsg.clone()),
+        Op::Mount {
+            source: Some(cstring("/dev/null")),
+            target: kmsg,
+            fstype: None,
+            flags: MS_BIND,
+            data: None,
+            optional: false,
+        },
+    ]
+}
+
+/// The node's own `/sys/fs/cgroup`: a tmpfs with each hierarchy the cell is in mounted afresh,
+/// so that its root is the node's cgroup namespace's (the cell's group).
+fn cgroup_mounts() -> Vec<Op> {
+    let root = "/sys/fs/cgroup";
+    let flags = MS_NOSUID | MS_NODEV | libc::MS_NOEXEC;
+    let mut ops = vec![Op::Mount {
+        source: Some(cstring("tmpfs")),
+        target: cstring(root),
+        fstype: Some(cstring("tmpfs")),
+        flags,
+        data: Some(cstring("mode=755")),
+        optional: false,
+    }];
+    let base = Path::new("/sys/fs/cgroup");
+    let mut hierarchies: Vec<(String, String)> = ["memory", "pids", "cpu"]
+        .iter()
+        .filter(|h| base.join(h).join("cgroup.procs").exists())
+        .map(|h| (h.to_string(), h.to_string()))
+        .collect();
+    hierarchies.extend(super::cgroup::other_hierarchies());
+    for (dir, key) in hierarchies {
+        let target = cstring(format!("{root}/{dir}"));
+        let data = if key.starts_with("name=") {
+            format!("none,{key}")
+        } else {
+            key
+        };
+        ops.push(Op::Mkdir(target.clone()));
+        ops.push(Op::Mount {
+            source: Some(cstring("cgroup")),
+            target,
+            fstype: Some(cstring("cgroup")),
+            flags,
+            data: Some(cstring(data)),
+            optional: false,
+        });
+    }
+    if base.join("unified/cgroup.procs").exists() {
+        let target = cstring(format!("{root}/unified"));
+        ops.push(Op::Mkdir(target.clone()));
+        ops.push(Op::Mount {
+            source: Some(cstring("cgroup2")),
+            target,
+            fstype: Some(cstring("cgroup2")),
+            flags,
+            data: None,
+            optional: false,
+        });
+    }
+    ops
+}
+
 /// The operations that attach `tree` (a copy of `a.host`) at `a.at`: its place made on the
 /// node's `/run` (parents included), attached, then made read-only unless writable.
 fn attach(a: &Attachment, tree: std::os::fd::RawFd, is_dir: bool) -> Vec<Op> {
@@ -204,6 +327,9 @@ fn attach(a: &Attachment, tree: std::os::fd::RawFd, is_dir: bool) -> Vec<Op> {
         } else {
             Op::Touch(cstring(&a.at))
         });
+    } else if is_dir {
+        // A directory of the node over the cell's view, made there (empty) when missing.
+        ops.push(Op::Mkdir(cstring(&a.at)));
     }
     ops.push(Op::Attach {
         tree,

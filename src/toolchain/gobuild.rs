@@ -241,7 +241,11 @@ impl Go {
             // pull the wrapper into someone's workspace.
             .env("GOFLAGS", "-buildvcs=false")
             .env("GOWORK", "off")
-            .envs(recipe.cgo.map(|on| ("CGO_ENABLED", if on { "1" } else { "0" })))
+            .envs(
+                recipe
+                    .cgo
+                    .map(|on| ("CGO_ENABLED", if on { "1" } else { "0" })),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

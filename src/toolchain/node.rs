@@ -237,7 +237,14 @@ fn row(tool: Tool) -> Option<&'static Row> {
 pub fn recipe(tool: Tool, version: &str) -> Option<Recipe> {
     let row = row(tool)?;
     if row.module == Module::Kubernetes {
-        return Some(Recipe::kubernetes(tool, version));
+        let mut recipe = Recipe::kubernetes(tool, version);
+        if tool == Tool::Kubelet {
+            recipe.companions = vec![(
+                "build/pause/linux/pause.c".into(),
+                super::tool::PAUSE_SOURCE,
+            )];
+        }
+        return Some(recipe);
     }
     let module = row.module.path();
     let package = if row.package.is_empty() {
@@ -291,6 +298,9 @@ mod tests {
             ..NodeVersions::default()
         };
         let err = bad.validate().expect_err("refused");
-        assert!(err.contains("[node] runc \"1.5\" is not a tag like v1.5.3"), "{err}");
+        assert!(
+            err.contains("[node] runc \"1.5\" is not a tag like v1.5.3"),
+            "{err}"
+        );
     }
 }

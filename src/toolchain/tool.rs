@@ -121,14 +121,19 @@ impl Tool {
     /// Files installed beside the binary, from its source, that a cached copy must have too:
     /// pilot-agent's Envoy bootstrap template (`tools/packaging/common/envoy_bootstrap.json` of
     /// its module, which the agent renders for Envoy; the proxy image has it at
-    /// `/var/lib/istio/envoy/`).
+    /// `/var/lib/istio/envoy/`); the pause container's source beside the kubelet.
     pub fn companions(self) -> &'static [&'static str] {
         match self {
             Tool::PilotAgent => &[ENVOY_BOOTSTRAP],
+            Tool::Kubelet => &[PAUSE_SOURCE],
             _ => &[],
         }
     }
 }
+
+/// The file name of the pause container's source beside the kubelet (`build/pause/linux/pause.c`
+/// of its module): what a node's sandbox image is built from.
+pub const PAUSE_SOURCE: &str = "pause.c";
 
 /// The file name of pilot-agent's Envoy bootstrap template beside it.
 pub const ENVOY_BOOTSTRAP: &str = "envoy_bootstrap.json";

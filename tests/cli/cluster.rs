@@ -147,6 +147,7 @@ async fn existing_cluster_runs_a_lab_against_a_local_cluster() {
         kubeconfig: dir.path().join("kubeconfig"),
         name: "existing-test".into(),
         mesh: None,
+        node: None,
     };
     std::fs::create_dir_all(&env.dir).expect("cluster dir");
     let mut cluster = Backend::Local(Local {

@@ -48,7 +48,7 @@ pub struct MeshTools {
 }
 
 /// The cell's non-loopback interface and its peer (both in the cell's namespace).
-const INTERFACE: &str = "mesh0";
+pub(super) const INTERFACE: &str = "mesh0";
 const PEER: &str = "mesh1";
 /// The simulated node's InternalIP: where kwok serves the kubelet API.
 pub const NODE_IP: Ipv4Addr = Ipv4Addr::new(10, 244, 255, 1);
@@ -209,37 +209,14 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
     std::fs::write(&kwok_config, kwok::config())
         .map_err(|e| io(format!("cannot write {}: {e}", kwok_config.display())))?;
 
-    let path = |p: &Path| p.display().to_string();
-    let kubeconfig = format!("--kubeconfig={}", path(&config));
-    let controller_manager = [
-        kubeconfig.clone(),
-        "--use-service-account-credentials=false".into(),
-        format!("--service-account-private-key-file={}", path(&s.pki.sa_key)),
-        format!("--root-ca-file={}", path(&s.pki.ca_cert)),
-        format!("--cluster-signing-cert-file={}", path(&s.pki.ca_cert)),
-        format!("--cluster-signing-key-file={}", path(&s.pki.ca_key)),
-        "--leader-elect=false".into(),
-        "--bind-address=127.0.0.1".into(),
-        "--secure-port=10257".into(),
-    ];
-    mesh.spawn(
-        s.commands,
-        "kube-controller-manager",
+    for (name, binary, args) in controllers(
         &s.tools.kube_controller_manager,
-        &controller_manager,
-    )?;
-    let scheduler = [
-        kubeconfig.clone(),
-        "--leader-elect=false".into(),
-        "--bind-address=127.0.0.1".into(),
-        "--secure-port=10259".into(),
-    ];
-    mesh.spawn(
-        s.commands,
-        "kube-scheduler",
         &s.tools.kube_scheduler,
-        &scheduler,
-    )?;
+        &config,
+        s.pki,
+    ) {
+        mesh.spawn(s.commands, name, &binary, &args)?;
+    }
     // kwok's CRDs before kwok, which follows the Pods' rules in them.
     kwok::install_crds(s.client).await?;
     kwok::release_lease(s.client).await?;
@@ -342,6 +319,44 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
         }
     }
     Ok(())
+}
+
+/// kube-controller-manager and kube-scheduler, with their arguments: the Deployments,
+/// ReplicaSets, EndpointSlices and service-account tokens of a cluster with Pods, signed
+/// certificates, and Pods put on nodes.
+pub(super) fn controllers(
+    controller_manager: &Path,
+    scheduler: &Path,
+    config: &Path,
+    pki: &certs::Pki,
+) -> [(&'static str, PathBuf, Vec<String>); 2] {
+    let path = |p: &Path| p.display().to_string();
+    let kubeconfig = format!("--kubeconfig={}", path(config));
+    let controller_manager_args = vec![
+        kubeconfig.clone(),
+        "--use-service-account-credentials=false".into(),
+        format!("--service-account-private-key-file={}", path(&pki.sa_key)),
+        format!("--root-ca-file={}", path(&pki.ca_cert)),
+        format!("--cluster-signing-cert-file={}", path(&pki.ca_cert)),
+        format!("--cluster-signing-key-file={}", path(&pki.ca_key)),
+        "--leader-elect=false".into(),
+        "--bind-address=127.0.0.1".into(),
+        "--secure-port=10257".into(),
+    ];
+    let scheduler_args = vec![
+        kubeconfig,
+        "--leader-elect=false".into(),
+        "--bind-address=127.0.0.1".into(),
+        "--secure-port=10259".into(),
+    ];
+    [
+        (
+            "kube-controller-manager",
+            controller_manager.to_owned(),
+            controller_manager_args,
+        ),
+        ("kube-scheduler", scheduler.to_owned(), scheduler_args),
+    ]
 }
 
 impl Mesh {

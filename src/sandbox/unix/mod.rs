@@ -120,6 +120,26 @@ pub const CONTAINER_CAPABILITIES: u64 = (1 << 0) // CAP_CHOWN
 /// What a Pod's traffic capture adds while it runs (`istio-init`'s `NET_ADMIN`).
 pub const CAP_NET_ADMIN: u64 = 1 << 12;
 
+/// What a node's kubelet, container runtime and network plugins keep: every capability but
+/// those that reach the machine itself whatever the namespaces — loading modules, raw I/O,
+/// the clock, rebooting, the kernel's log and accounting, security modules, BPF and perf. A
+/// container of the node can never hold more.
+pub const NODE_CAPABILITIES: u64 = !((1 << 16) // CAP_SYS_MODULE
+    | (1 << 17) // CAP_SYS_RAWIO
+    | (1 << 20) // CAP_SYS_PACCT
+    | (1 << 22) // CAP_SYS_BOOT
+    | (1 << 25) // CAP_SYS_TIME
+    | (1 << 26) // CAP_SYS_TTY_CONFIG
+    | (1 << 28) // CAP_LEASE
+    | (1 << 30) // CAP_AUDIT_CONTROL
+    | (1 << 32) // CAP_MAC_OVERRIDE
+    | (1 << 33) // CAP_MAC_ADMIN
+    | (1 << 34) // CAP_SYSLOG
+    | (1 << 35) // CAP_WAKE_ALARM
+    | (1 << 36) // CAP_BLOCK_SUSPEND
+    | (1 << 38) // CAP_PERFMON
+    | (1 << 39)); // CAP_BPF
+
 fn check(rc: libc::c_int) -> io::Result<()> {
     if rc == -1 {
         Err(io::Error::last_os_error())

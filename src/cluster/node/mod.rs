@@ -1,0 +1,474 @@
+//! A cell's real node (`@node` labs): the kubelet with containerd and runc, the CNI plugins,
+//! kube-proxy and CoreDNS as the cluster's `kube-dns`, beside kube-controller-manager and
+//! kube-scheduler. The kubelet, containerd (its shims, runc and every container) and kube-proxy
+//! run in the cell's node ([`crate::sandbox::Node`]: the cell's network, a copy of its mount
+//! namespace with the node's own `/run`, `/var/lib/kubelet`, `/var/log` and cgroup hierarchies,
+//! a PID namespace out of the learner's reach, a cgroup namespace rooted at the cell's groups);
+//! containers run under the runtime's policy ([`policy`]). Every image a Pod runs comes from
+//! the image table ([`crate::images`]), imported into the node's containerd at its start.
+
+mod config;
+mod coredns;
+mod paths;
+pub mod policy;
+
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Node as NodeObject;
+use kube::Api;
+
+use super::{ClusterError, certs, kubeconfig};
+use crate::sandbox::{LearnerCommands, Network, NetworkCommands, Node, NodeCommands, unix};
+use paths::Paths;
+
+/// The image of every Pod's sandbox (`pause`), from the image table.
+pub const PAUSE: &str = "registry.k8s.io/pause:3.10.1";
+/// CoreDNS's image, from the image table.
+pub const COREDNS: &str = "registry.k8s.io/coredns/coredns:v1.15.0";
+
+/// The node's name.
+pub const NODE_NAME: &str = "labcheck-node";
+/// The node's InternalIP, on the cell's one non-loopback interface.
+pub const NODE_IP: Ipv4Addr = super::mesh::NODE_IP;
+/// The Pods' addresses.
+const POD_CIDR: &str = "10.244.0.0/24";
+/// The Services' addresses (the API server's `--service-cluster-ip-range`).
+const SERVICE_CIDR: &str = "10.0.0.0/24";
+/// The `kube-dns` Service's address.
+const CLUSTER_DNS: &str = "10.0.0.10";
+/// How long the node may take to be Ready once the kubelet starts.
+const NODE_READY: Duration = Duration::from_secs(60);
+/// The cell's registry, which every image a Pod names is pulled from.
+const REGISTRY: std::net::SocketAddr =
+    std::net::SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 5000);
+/// How long containerd may take to answer.
+const RUNTIME_READY: Duration = Duration::from_secs(30);
+
+/// The API server's flags for a real node, beyond the local cluster's: reachable from the Pods
+/// at the node's address (the `kubernetes` Service's endpoint), service accounts for Pods, and
+/// the kubelet's API (logs, exec, port-forward) reached with the admin's certificate.
+pub fn apiserver_flags(pki: &certs::Pki) -> Vec<String> {
+    vec![
+        "--bind-address=0.0.0.0".into(),
+        format!("--advertise-address={NODE_IP}"),
+        "--kubelet-preferred-address-types=InternalIP".into(),
+        format!("--kubelet-client-certificate={}", pki.admin_cert.display()),
+        format!("--kubelet-client-key={}", pki.admin_key.display()),
+    ]
+}
+
+/// The binaries of a real node.
+#[derive(Clone, Debug)]
+pub struct NodeTools {
+    pub kube_controller_manager: PathBuf,
+    pub kube_scheduler: PathBuf,
+    pub kubelet: PathBuf,
+    pub kube_proxy: PathBuf,
+    pub containerd: PathBuf,
+    pub containerd_shim: PathBuf,
+    pub ctr: PathBuf,
+    pub runc: PathBuf,
+    /// The CNI plugins (bridge, host-local, loopback, portmap).
+    pub cni: Vec<PathBuf>,
+    /// The images the node's containerd holds: the table's that are built.
+    pub images: Vec<crate::images::Built>,
+}
+
+/// What starting a node needs from the local cluster that runs it.
+pub struct Start<'a> {
+    pub commands: &'a NetworkCommands,
+    pub tools: &'a NodeTools,
+    /// The cluster's directory: logs, the node's directory.
+    pub dir: &'a Path,
+    pub pki: &'a certs::Pki,
+    pub client: &'a kube::Client,
+    pub keep: bool,
+    pub learner: &'a LearnerCommands,
+}
+
+/// A process of the node and the name its log gives it.
+#[derive(Debug)]
+struct Process {
+    name: &'static str,
+    child: tokio::process::Child,
+}
+
+/// A running node. Dropped, it ends with every container (unless the cell is kept).
+#[derive(Debug)]
+pub struct RealNode {
+    /// In start order: the controllers, then containerd, the kubelet and kube-proxy.
+    processes: Vec<Process>,
+    node: Option<Node>,
+    /// The cell's registry, and what it was asked for and does not have.
+    registry: Option<(tokio::task::JoinHandle<()>, crate::images::registry::Misses)>,
+    dir: PathBuf,
+    keep: bool,
+}
+
+/// Starts the controllers, the node's runtime with the table's images, the kubelet (until the
+/// node is Ready), kube-proxy and CoreDNS. If any of it fails, what did start is stopped.
+pub async fn start(s: Start<'_>) -> Result<RealNode, ClusterError> {
+    let mut node = RealNode {
+        processes: Vec::new(),
+        node: None,
+        registry: None,
+        dir: s.dir.to_owned(),
+        keep: s.keep,
+    };
+    match bring_up(&s, &mut node).await {
+        Ok(()) => Ok(node),
+        Err(e) => {
+            node.stop().await;
+            Err(e)
+        }
+    }
+}
+
+fn io(e: impl std::fmt::Display) -> ClusterError {
+    ClusterError::Io(e.to_string())
+}
+
+/// Writes the node's files: configurations, the kubelet's certificate, the values the kubelet
+/// wants to read from the kernel's global knobs.
+fn write_files(s: &Start<'_>, p: &Paths) -> Result<(), ClusterError> {
+    p.create()
+        .map_err(|e| io(format!("cannot create {}: {e}", p.host.display())))?;
+    let pause = PAUSE;
+    let write = |name: &str, text: &str| {
+        let path = p.on_host(name);
+        std::fs::write(&path, text).map_err(|e| io(format!("cannot write {}: {e}", path.display())))
+    };
+    write("containerd.toml", &config::containerd(p, pause))?;
+    write("net.d/10-labcheck.conflist", &config::cni())?;
+    write("kubelet.yaml", &config::kubelet(p))?;
+    write("kube-proxy.yaml", &config::kube_proxy(p))?;
+    write("resolv.conf", config::RESOLV_CONF)?;
+    write(
+        "certs.d/_default/hosts.toml",
+        &crate::images::registry::hosts_toml(&REGISTRY.to_string()),
+    )?;
+    let server = format!("https://127.0.0.1:{}", super::local::APISERVER_PORT);
+    kubeconfig::write(&p.on_host("kubeconfig"), &server, s.pki)
+        .map_err(|e| io(format!("cannot write the node's kubeconfig: {e}")))?;
+    std::fs::copy(&s.pki.ca_cert, p.on_host("ca.crt"))
+        .map_err(|e| io(format!("cannot copy the CA: {e}")))?;
+    let (cert, key) = certs::node_serving(&p.host, NODE_NAME, NODE_IP.into()).map_err(io)?;
+    std::fs::rename(&cert, p.on_host("kubelet.crt")).map_err(io)?;
+    std::fs::rename(&key, p.on_host("kubelet.key")).map_err(io)?;
+    for (knob, value) in KERNEL_KNOBS {
+        write(&knob_file(knob), value)?;
+    }
+    Ok(())
+}
+
+/// The kernel's global knobs the kubelet sets at its start (and fails if it cannot): the node
+/// shows it files with the values it wants over them, so the machine's stay as they are.
+const KERNEL_KNOBS: [(&str, &str); 6] = [
+    ("vm/overcommit_memory", "1\n"),
+    ("vm/panic_on_oom", "0\n"),
+    ("kernel/panic", "10\n"),
+    ("kernel/panic_on_oops", "1\n"),
+    ("kernel/keys/root_maxkeys", "1000000\n"),
+    ("kernel/keys/root_maxbytes", "25000000\n"),
+];
+
+fn knob_file(knob: &str) -> String {
+    format!("sysctl-{}", knob.replace('/', "."))
+}
+
+/// What [`start`] does, into `node`.
+async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError> {
+    let p = Paths::new(s.dir);
+    write_files(s, &p)?;
+    route_services(s.commands).await?;
+    let listener = s
+        .commands
+        .network()
+        .listen(REGISTRY)
+        .map_err(|e| io(format!("the cell's registry at {REGISTRY}: {e}")))?;
+    node.registry = Some(
+        crate::images::registry::serve(listener, &s.tools.images)
+            .map_err(|e| io(format!("the cell's registry: {e}")))?,
+    );
+    let kubeconfig = p.on_host("kubeconfig");
+    for (name, binary, args) in super::mesh::controllers(
+        &s.tools.kube_controller_manager,
+        &s.tools.kube_scheduler,
+        &kubeconfig,
+        s.pki,
+    ) {
+        node.spawn_command(s.commands.command(&binary), name, &binary, &args)?;
+    }
+
+    let helper = std::env::current_exe().map_err(|e| io(format!("labcheck's own path: {e}")))?;
+    let mut attachments = paths::attachments(&p, s.tools, &helper);
+    attachments.extend(
+        KERNEL_KNOBS
+            .iter()
+            .map(|(knob, _)| crate::sandbox::Attachment {
+                host: p.on_host(&knob_file(knob)),
+                at: Path::new("/proc/sys").join(knob),
+                writable: false,
+            }),
+    );
+    let started = Node::start_container_host(s.learner, s.commands.network(), &attachments, s.keep)
+        .map_err(|e| io(format!("cannot start the cell's node: {e}")))?;
+    let commands = started.commands();
+    node.node = Some(started);
+    let net = s.commands.network();
+
+    let containerd = node_command(&commands, net, "containerd");
+    let config = p.in_node("containerd.toml").display().to_string();
+    node.spawn_command(
+        containerd,
+        "containerd",
+        Path::new("containerd"),
+        &["--config".into(), config],
+    )?;
+    wait_runtime(&commands, net, &s.dir.join("containerd.log")).await?;
+
+    let kubelet = node_command(&commands, net, "kubelet");
+    let args = [
+        format!("--config={}", p.in_node("kubelet.yaml").display()),
+        format!("--kubeconfig={}", p.in_node("kubeconfig").display()),
+        format!("--hostname-override={NODE_NAME}"),
+        format!("--node-ip={NODE_IP}"),
+        "--v=1".into(),
+    ];
+    node.spawn_command(kubelet, "kubelet", Path::new("kubelet"), &args)?;
+    let started = Instant::now();
+    if let Err(detail) = wait_ready(s.client, NODE_READY).await {
+        return Err(ClusterError::NotReady {
+            what: format!("the node {NODE_NAME}"),
+            waited: NODE_READY.as_secs(),
+            detail: format!(
+                "{detail}\n{}",
+                super::local::tail(&s.dir.join("kubelet.log"))
+            ),
+        });
+    }
+    let _ready_after = started.elapsed();
+    let proxy = node_command(&commands, net, "kube-proxy");
+    let args = [format!(
+        "--config={}",
+        p.in_node("kube-proxy.yaml").display()
+    )];
+    node.spawn_command(proxy, "kube-proxy", Path::new("kube-proxy"), &args)?;
+    coredns::install(s.client).await
+}
+
+/// A program of the node, with the node's capabilities and its PATH (containerd finds its shim
+/// there, the kubelet `mount`, kube-proxy `iptables`).
+fn node_command(commands: &NodeCommands, net: &Network, name: &str) -> tokio::process::Command {
+    let mut command = commands.command(
+        net,
+        Path::new("/"),
+        paths::program(name),
+        unix::NODE_CAPABILITIES,
+    );
+    command.env(
+        "PATH",
+        format!(
+            "{}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            paths::BIN
+        ),
+    );
+    command
+}
+
+/// Services' addresses are routed to the node's interface, so that kube-proxy's rules apply to
+/// a request for a ClusterIP from the cell (the learner's shell) too.
+async fn route_services(commands: &NetworkCommands) -> Result<(), ClusterError> {
+    let out = commands
+        .command("ip")
+        .args(["route", "add", SERVICE_CIDR, "dev", super::mesh::INTERFACE])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .map_err(|source| ClusterError::Spawn {
+            what: "ip route add".into(),
+            source,
+        })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(ClusterError::Command {
+            command: format!("ip route add {SERVICE_CIDR}"),
+            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        })
+    }
+}
+
+/// `ctr` in the node, against its containerd, in the namespace the kubelet's images are in.
+fn ctr(commands: &NodeCommands, net: &Network) -> tokio::process::Command {
+    let mut command = node_command(commands, net, "ctr");
+    command
+        .args([
+            "--address",
+            paths::CONTAINERD_SOCKET,
+            "--namespace",
+            "k8s.io",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Waits until containerd answers.
+async fn wait_runtime(
+    commands: &NodeCommands,
+    net: &Network,
+    log: &Path,
+) -> Result<(), ClusterError> {
+    let started = Instant::now();
+    let mut last = String::new();
+    while started.elapsed() < RUNTIME_READY {
+        match ctr(commands, net).arg("version").output().await {
+            Ok(out) if out.status.success() => return Ok(()),
+            Ok(out) => last = String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(ClusterError::NotReady {
+        what: "containerd".into(),
+        waited: RUNTIME_READY.as_secs(),
+        detail: format!("{last}\n{}", super::local::tail(log)),
+    })
+}
+
+/// Waits until the node reports Ready.
+async fn wait_ready(client: &kube::Client, timeout: Duration) -> Result<(), String> {
+    let nodes: Api<NodeObject> = Api::all(client.clone());
+    let started = Instant::now();
+    let mut last = String::from("not registered");
+    while started.elapsed() < timeout {
+        match nodes.get_opt(NODE_NAME).await {
+            Ok(Some(node)) => {
+                let ready = node
+                    .status
+                    .and_then(|s| s.conditions)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .find(|c| c.type_ == "Ready");
+                match ready {
+                    Some(c) if c.status == "True" => return Ok(()),
+                    Some(c) => {
+                        last = format!(
+                            "Ready={} ({}: {})",
+                            c.status,
+                            c.reason.unwrap_or_default(),
+                            c.message.unwrap_or_default()
+                        )
+                    }
+                    None => last = "no Ready condition".into(),
+                }
+            }
+            Ok(None) => {}
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(last)
+}
+
+impl RealNode {
+    /// Spawns `command` (of `binary`) with `args`, logging as `name`.
+    fn spawn_command(
+        &mut self,
+        mut command: tokio::process::Command,
+        name: &'static str,
+        binary: &Path,
+        args: &[String],
+    ) -> Result<(), ClusterError> {
+        let (out, err) = super::local::log_file(&self.dir, name)?;
+        let child = command
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .map_err(|source| ClusterError::Spawn {
+                what: binary.display().to_string(),
+                source,
+            })?;
+        self.processes.push(Process { name, child });
+        Ok(())
+    }
+
+    /// Stops kube-proxy, the kubelet, containerd and the controllers (SIGTERM, a grace period,
+    /// SIGKILL), then the node with every container left.
+    pub async fn stop(&mut self) {
+        for p in self.processes.iter_mut().rev() {
+            super::mesh::stop(&mut p.child).await;
+        }
+        if let Some(node) = self.node.as_mut() {
+            node.stop().await;
+        }
+        if let Some((task, _)) = self.registry.take() {
+            task.abort();
+        }
+    }
+
+    /// The images Pods asked for that the image table does not build.
+    pub fn missing_images(&self) -> Vec<String> {
+        self.registry
+            .as_ref()
+            .map(|(_, misses)| misses.references())
+            .unwrap_or_default()
+    }
+
+    /// The pids of its processes, for a kept cell's record.
+    pub fn pids(&self) -> Vec<u32> {
+        self.processes.iter().filter_map(|p| p.child.id()).collect()
+    }
+
+    /// The logs of its processes and its Pods' containers, for a failed cell's report.
+    pub fn logs(&self) -> Vec<PathBuf> {
+        let mut logs: Vec<PathBuf> = self
+            .processes
+            .iter()
+            .map(|p| self.dir.join(format!("{}.log", p.name)))
+            .filter(|p| p.exists())
+            .collect();
+        logs.extend(files_under(&Paths::new(&self.dir).pod_logs()));
+        logs
+    }
+}
+
+/// The files under `dir`, sorted.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_owned()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => dirs.push(e.path()),
+                Ok(t) if t.is_file() => files.push(e.path()),
+                _ => {}
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+impl Drop for RealNode {
+    fn drop(&mut self) {
+        if let Some((task, _)) = self.registry.take() {
+            task.abort();
+        }
+        if self.keep {
+            return;
+        }
+        for p in &self.processes {
+            if let Some(pid) = p.child.id() {
+                unix::kill_group(pid as i32, libc::SIGKILL);
+            }
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! A read-only registry of the image table's built images, for a cell's node: the OCI
+//! distribution API's pull side (`/v2/`, manifests by tag or digest, blobs by digest) over HTTP/1.1,
+//! served from the images' archives where they lie in the cache. A node's containerd pulls every
+//! image through it (its hosts configuration sends every registry here), as a node pulls from a
+//! registry — `imagePullPolicy: Always` included — and an image the table does not build is
+//! not found, as it would not be on a registry. Nothing is copied into a cell but what its
+//! containerd pulls.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Seek};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+
+use super::Built;
+
+/// The manifest's media type (OCI) and a layer's (an uncompressed tarball).
+const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+const CONFIG: &str = "application/vnd.oci.image.config.v1+json";
+const LAYER: &str = "application/vnd.oci.image.layer.v1.tar";
+
+/// Where a blob's bytes are: a range of an archive.
+#[derive(Clone, Debug)]
+struct Blob {
+    archive: PathBuf,
+    offset: u64,
+    size: u64,
+}
+
+/// What the registry serves.
+#[derive(Debug, Default)]
+struct Index {
+    /// Manifest bytes by digest.
+    manifests: BTreeMap<String, Vec<u8>>,
+    /// Manifest digest by normalized reference (`docker.io/library/nginx:latest`).
+    tags: BTreeMap<String, String>,
+    blobs: BTreeMap<String, Blob>,
+}
+
+/// A running registry: what it was asked for and could not serve, for a failed cell's report.
+#[derive(Clone, Debug, Default)]
+pub struct Misses(Arc<Mutex<Vec<String>>>);
+
+impl Misses {
+    /// The references asked for that no image of the table serves, each once.
+    pub fn references(&self) -> Vec<String> {
+        self.0.lock().map(|m| m.clone()).unwrap_or_default()
+    }
+
+    fn add(&self, reference: String) {
+        if let Ok(mut m) = self.0.lock()
+            && !m.contains(&reference)
+        {
+            m.push(reference);
+        }
+    }
+}
+
+/// Serves `images` on `listener` until the returned task is aborted.
+pub fn serve(
+    listener: std::net::TcpListener,
+    images: &[Built],
+) -> std::io::Result<(tokio::task::JoinHandle<()>, Misses)> {
+    let index = Arc::new(index(images)?);
+    let listener = TcpListener::from_std(listener)?;
+    let misses = Misses::default();
+    let seen = misses.clone();
+    let task = tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let (index, seen) = (index.clone(), seen.clone());
+            tokio::spawn(async move {
+                let _ = connection(stream, &index, &seen).await;
+            });
+        }
+    });
+    Ok((task, misses))
+}
+
+/// Reads each archive's `manifest.json`, config and layers' places.
+fn index(images: &[Built]) -> std::io::Result<Index> {
+    let mut index = Index::default();
+    for image in images {
+        let mut entries: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        let mut file = std::fs::File::open(&image.archive)?;
+        let mut archive = tar::Archive::new(&mut file);
+        for entry in archive.entries_with_seek()? {
+            let entry = entry?;
+            let name = entry.path()?.to_string_lossy().into_owned();
+            entries.insert(name, (entry.raw_file_position(), entry.size()));
+        }
+        let read = |name: &str| -> std::io::Result<Vec<u8>> {
+            let (offset, size) = entries
+                .get(name)
+                .copied()
+                .ok_or_else(|| std::io::Error::other(format!("{name} is not in the archive")))?;
+            let mut f = std::fs::File::open(&image.archive)?;
+            f.seek(std::io::SeekFrom::Start(offset))?;
+            let mut bytes = vec![0; usize::try_from(size).unwrap_or(0)];
+            f.read_exact(&mut bytes)?;
+            Ok(bytes)
+        };
+        let docker: Value = serde_json::from_slice(&read("manifest.json")?)?;
+        let Some(first) = docker.get(0) else {
+            continue;
+        };
+        let config_name = first["Config"].as_str().unwrap_or_default();
+        let config = read(config_name)?;
+        let blob = |name: &str| -> std::io::Result<(String, Blob)> {
+            let (offset, size) = entries
+                .get(name)
+                .copied()
+                .ok_or_else(|| std::io::Error::other(format!("{name} is not in the archive")))?;
+            let digest = format!("sha256:{}", name.split(['/', '.']).next().unwrap_or(name));
+            let blob = Blob {
+                archive: image.archive.clone(),
+                offset,
+                size,
+            };
+            Ok((digest, blob))
+        };
+        let (config_digest, config_blob) = blob(config_name)?;
+        let mut layers = Vec::new();
+        for layer in first["Layers"].as_array().into_iter().flatten() {
+            let (digest, b) = blob(layer.as_str().unwrap_or_default())?;
+            layers.push(json!({"mediaType": LAYER, "digest": digest, "size": b.size}));
+            index.blobs.insert(digest, b);
+        }
+        let manifest = serde_json::to_vec(&json!({
+            "schemaVersion": 2,
+            "mediaType": MANIFEST,
+            "config": {"mediaType": CONFIG, "digest": config_digest, "size": config.len()},
+            "layers": layers,
+        }))?;
+        index.blobs.insert(config_digest, config_blob);
+        let digest = format!("sha256:{:x}", Sha256::digest(&manifest));
+        for reference in &image.reference {
+            index.tags.insert(reference.clone(), digest.clone());
+        }
+        index.manifests.insert(digest, manifest);
+    }
+    Ok(index)
+}
+
+/// One client connection: requests until it closes.
+async fn connection(stream: TcpStream, index: &Index, misses: &Misses) -> std::io::Result<()> {
+    let mut stream = BufReader::new(stream);
+    loop {
+        let mut line = String::new();
+        if stream.read_line(&mut line).await? == 0 {
+            return Ok(());
+        }
+        let mut parts = line.split_whitespace();
+        let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        loop {
+            let mut header = String::new();
+            if stream.read_line(&mut header).await? == 0 || header.trim().is_empty() {
+                break;
+            }
+        }
+        let head = method == "HEAD";
+        respond(stream.get_mut(), index, misses, target, head).await?;
+    }
+}
+
+/// Answers one request for `target` (path and query).
+async fn respond(
+    out: &mut TcpStream,
+    index: &Index,
+    misses: &Misses,
+    target: &str,
+    head: bool,
+) -> std::io::Result<()> {
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let ns = query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("ns="))
+        .unwrap_or("docker.io");
+    let rest = path.strip_prefix("/v2/").unwrap_or("");
+    if path == "/v2/" || path == "/v2" {
+        return send(out, 200, "application/json", None, b"{}", head).await;
+    }
+    if let Some((name, reference)) = rest.rsplit_once("/manifests/") {
+        let digest = if reference.starts_with("sha256:") {
+            Some(reference.to_owned())
+        } else {
+            let wanted = super::normalize(&format!("{ns}/{name}:{reference}"));
+            let found = index.tags.get(&wanted).cloned();
+            if found.is_none() {
+                misses.add(wanted);
+            }
+            found
+        };
+        if let Some(bytes) = digest.as_ref().and_then(|d| index.manifests.get(d)) {
+            return send(out, 200, MANIFEST, digest.as_deref(), bytes, head).await;
+        }
+        return not_found(
+            out,
+            "MANIFEST_UNKNOWN",
+            &format!("{ns}/{name}:{reference}"),
+            head,
+        )
+        .await;
+    }
+    if let Some((_, digest)) = rest.rsplit_once("/blobs/")
+        && let Some(blob) = index.blobs.get(digest)
+    {
+        return send_blob(out, digest, blob, head).await;
+    }
+    not_found(out, "BLOB_UNKNOWN", rest, head).await
+}
+
+async fn not_found(out: &mut TcpStream, code: &str, what: &str, head: bool) -> std::io::Result<()> {
+    let body = json!({"errors": [{"code": code, "message": format!(
+        "labcheck builds no such image: {what} (the images a cell's node can run are the image \
+         table's, src/images/table.rs; `labcheck doctor` lists them)"
+    )}]});
+    let body = body.to_string();
+    send(out, 404, "application/json", None, body.as_bytes(), head).await
+}
+
+async fn send(
+    out: &mut TcpStream,
+    status: u16,
+    content_type: &str,
+    digest: Option<&str>,
+    body: &[u8],
+    head: bool,
+) -> std::io::Result<()> {
+    out.write_all(header(status, content_type, digest, body.len() as u64).as_bytes())
+        .await?;
+    if !head {
+        out.write_all(body).await?;
+    }
+    out.flush().await
+}
+
+async fn send_blob(
+    out: &mut TcpStream,
+    digest: &str,
+    blob: &Blob,
+    head: bool,
+) -> std::io::Result<()> {
+    let mut file = tokio::fs::File::open(&blob.archive).await?;
+    file.seek(std::io::SeekFrom::Start(blob.offset)).await?;
+    let header = header(200, "application/octet-stream", Some(digest), blob.size);
+    out.write_all(header.as_bytes()).await?;
+    if !head {
+        tokio::io::copy(&mut file.take(blob.size), out).await?;
+    }
+    out.flush().await
+}
+
+fn header(status: u16, content_type: &str, digest: Option<&str>, length: u64) -> String {
+    let reason = if status == 200 { "OK" } else { "Not Found" };
+    let mut text = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {length}\r\n\
+         Docker-Distribution-API-Version: registry/2.0\r\n"
+    );
+    if let Some(d) = digest {
+        text.push_str(&format!("Docker-Content-Digest: {d}\r\n"));
+    }
+    text.push_str("\r\n");
+    text
+}
+
+/// containerd's hosts configuration that sends every registry to the cell's registry at
+/// `address` (`_default/hosts.toml` under its `config_path`).
+pub fn hosts_toml(address: &str) -> String {
+    format!(
+        "server = \"http://{address}\"\n\n[host.\"http://{address}\"]\n  capabilities = [\"pull\", \"resolve\"]\n"
+    )
+}
+
+/// The archive of a cached image that `reference` names, if any (for tests and reports).
+pub fn archive_of<'a>(images: &'a [Built], reference: &str) -> Option<&'a Path> {
+    let wanted = super::normalize(reference);
+    images
+        .iter()
+        .find(|i| i.reference.contains(&wanted))
+        .map(|i| i.archive.as_path())
+}

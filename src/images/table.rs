@@ -1,0 +1,259 @@
+//! The table of images labcheck builds: for each, the references it serves (normalized as
+//! containerd stores them), the recipe that builds it, its runtime config, and a plain statement
+//! of what it really contains. Everything that varies by image lives here; `build.rs` only
+//! knows how to carry out each kind of [`Recipe`].
+
+use super::archive::ImageConfig;
+
+/// One image labcheck can build.
+#[derive(Debug)]
+pub struct Row {
+    /// Every reference the image is tagged with, normalized (`docker.io/library/nginx:latest`).
+    pub references: &'static [&'static str],
+    pub recipe: Recipe,
+    pub config: ImageConfig,
+    /// What the image really contains, said plainly — above all when a tag names an upstream
+    /// version the image does not have.
+    pub contents: &'static str,
+}
+
+impl Row {
+    /// The name errors and logs use: the first reference.
+    pub fn name(&self) -> &'static str {
+        self.references
+            .first()
+            .copied()
+            .unwrap_or("(an image with no reference)")
+    }
+}
+
+/// How an image is built.
+#[derive(Debug)]
+pub enum Recipe {
+    /// Kubernetes' `build/pause/linux/pause.c` ([`Sources::pause_source`](super::Sources)),
+    /// compiled static with gcc and stripped, as `/pause`.
+    Pause { version: &'static str },
+    /// A static binary handed to labcheck, alone in the image at `path`.
+    Static {
+        binary: SourceBinary,
+        path: &'static str,
+    },
+    /// The busybox binary from a Debian package (fetched with `apt-get download`), one symlink
+    /// per applet, a root skeleton (`/tmp`, `/root`, ...) and `files`.
+    Busybox {
+        package: &'static str,
+        files: &'static [File],
+    },
+    /// A Debian rootfs made by `mmdebstrap --variant=minbase` from the host's mirror, with
+    /// `packages` installed; `files` are uploaded into it, then `hook` runs as a customize hook
+    /// (a shell script whose `$1` is the rootfs).
+    Debian {
+        suite: &'static str,
+        packages: &'static [&'static str],
+        files: &'static [File],
+        hook: &'static str,
+    },
+}
+
+/// A binary given to labcheck in [`Sources`](super::Sources).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceBinary {
+    Coredns,
+}
+
+/// A file an image gets, mode 0644, owned by root.
+#[derive(Debug)]
+pub struct File {
+    pub path: &'static str,
+    pub content: &'static str,
+}
+
+const PATH: &str = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The rows. References are unique across rows (a unit test checks).
+pub static ROWS: &[Row] = &[
+    Row {
+        references: &["registry.k8s.io/pause:3.10.1"],
+        recipe: Recipe::Pause { version: "v3.10.1" },
+        config: ImageConfig {
+            entrypoint: &["/pause"],
+            user: "65535:65535",
+            ..ImageConfig::EMPTY
+        },
+        contents: "Kubernetes' build/pause/linux/pause.c compiled static with the host's gcc \
+                   and stripped, alone in the image as /pause — what the official image holds",
+    },
+    Row {
+        references: &["registry.k8s.io/coredns/coredns:v1.15.0"],
+        recipe: Recipe::Static {
+            binary: SourceBinary::Coredns,
+            path: "/coredns",
+        },
+        config: ImageConfig {
+            env: &[PATH],
+            entrypoint: &["/coredns"],
+            ..ImageConfig::EMPTY
+        },
+        contents: "the coredns binary handed to labcheck, alone in the image as /coredns and run \
+                   as root (the official image is distroless, runs as nonroot and gives the \
+                   binary a file capability to bind port 53)",
+    },
+    Row {
+        references: &[
+            "docker.io/library/busybox:latest",
+            "docker.io/library/busybox:1.36",
+            "docker.io/library/busybox:1.28",
+        ],
+        recipe: Recipe::Busybox {
+            package: "busybox-static",
+            files: &[
+                File {
+                    path: "/etc/passwd",
+                    content: "root:x:0:0:root:/root:/bin/sh\n\
+                              nobody:x:65534:65534:nobody:/home:/bin/false\n",
+                },
+                File {
+                    path: "/etc/group",
+                    content: "root:x:0:\nnobody:x:65534:\n",
+                },
+            ],
+        },
+        config: ImageConfig {
+            env: &[PATH],
+            cmd: &["sh"],
+            ..ImageConfig::EMPTY
+        },
+        contents: "Debian's busybox-static (1.35 in bookworm) with a symlink per applet, under \
+                   the tags latest, 1.36 and 1.28 — not busybox 1.36 nor 1.28",
+    },
+    Row {
+        references: &[
+            "docker.io/library/nginx:latest",
+            "docker.io/library/nginx:1.27",
+            "docker.io/library/nginx:stable",
+        ],
+        recipe: Recipe::Debian {
+            suite: "bookworm",
+            packages: &["nginx-light"],
+            files: &[
+                File {
+                    path: "/etc/nginx/conf.d/default.conf",
+                    content: NGINX_DEFAULT_CONF,
+                },
+                File {
+                    path: "/usr/share/nginx/html/index.html",
+                    content: NGINX_INDEX_HTML,
+                },
+                File {
+                    path: "/usr/share/nginx/html/50x.html",
+                    content: NGINX_50X_HTML,
+                },
+            ],
+            hook: r#"set -e
+rm -f "$1/etc/nginx/sites-enabled/default"
+ln -sf /dev/stdout "$1/var/log/nginx/access.log"
+ln -sf /dev/stderr "$1/var/log/nginx/error.log""#,
+        },
+        config: ImageConfig {
+            env: &[PATH],
+            cmd: &["nginx", "-g", "daemon off;"],
+            exposed_ports: &["80/tcp"],
+            ..ImageConfig::EMPTY
+        },
+        contents: "Debian bookworm's nginx-light (nginx 1.22) on a minbase rootfs, serving the \
+                   official image's welcome page from /usr/share/nginx/html on port 80 with logs \
+                   to stdout/stderr, under the tags latest, 1.27 and stable — not nginx 1.27",
+    },
+    Row {
+        references: &[
+            "docker.io/curlimages/curl:8.16.0",
+            "docker.io/curlimages/curl:latest",
+        ],
+        recipe: Recipe::Debian {
+            suite: "bookworm",
+            packages: &["curl", "ca-certificates"],
+            files: &[],
+            hook: r#"set -e
+chroot "$1" groupadd --gid 101 curl_group
+chroot "$1" useradd --uid 100 --gid 101 --create-home --home-dir /home/curl_user --shell /bin/sh curl_user"#,
+        },
+        config: ImageConfig {
+            env: &[PATH],
+            entrypoint: &["/usr/bin/curl"],
+            cmd: &["--help"],
+            user: "100:101",
+            working_dir: "/home/curl_user",
+            ..ImageConfig::EMPTY
+        },
+        contents: "Debian bookworm's curl (7.88) on a minbase rootfs, run as curl_user 100:101, \
+                   under the tags 8.16.0 and latest — not curl 8.16.0",
+    },
+];
+
+/// The official image's `/etc/nginx/conf.d/default.conf`, IPv4 only (the official entrypoint
+/// adds `listen [::]:80` only where IPv6 works; this image has no entrypoint script).
+const NGINX_DEFAULT_CONF: &str = r#"server {
+    listen       80;
+    server_name  localhost;
+
+    location / {
+        root   /usr/share/nginx/html;
+        index  index.html index.htm;
+    }
+
+    # redirect server error pages to the static page /50x.html
+    #
+    error_page   500 502 503 504  /50x.html;
+    location = /50x.html {
+        root   /usr/share/nginx/html;
+    }
+}
+"#;
+
+/// The official image's welcome page.
+const NGINX_INDEX_HTML: &str = r#"<!DOCTYPE html>
+<html>
+<head>
+<title>Welcome to nginx!</title>
+<style>
+html { color-scheme: light dark; }
+body { width: 35em; margin: 0 auto;
+font-family: Tahoma, Verdana, Arial, sans-serif; }
+</style>
+</head>
+<body>
+<h1>Welcome to nginx!</h1>
+<p>If you see this page, the nginx web server is successfully installed and
+working. Further configuration is required.</p>
+
+<p>For online documentation and support please refer to
+<a href="http://nginx.org/">nginx.org</a>.<br/>
+Commercial support is available at
+<a href="http://nginx.com/">nginx.com</a>.</p>
+
+<p><em>Thank you for using nginx.</em></p>
+</body>
+</html>
+"#;
+
+/// The official image's error page.
+const NGINX_50X_HTML: &str = r#"<!DOCTYPE html>
+<html>
+<head>
+<title>Error</title>
+<style>
+html { color-scheme: light dark; }
+body { width: 35em; margin: 0 auto;
+font-family: Tahoma, Verdana, Arial, sans-serif; }
+</style>
+</head>
+<body>
+<h1>An error occurred.</h1>
+<p>Sorry, the page you are looking for is currently unavailable.<br/>
+Please try again later.</p>
+<p>If you are the system administrator of this resource then you should check
+the error log for details.</p>
+<p><em>Faithfully yours, nginx.</em></p>
+</body>
+</html>
+"#;

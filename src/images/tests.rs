@@ -1,0 +1,304 @@
+//! Tests of the images module with real tools: normalization and lookup, the table's
+//! invariants, and real builds of the quick images (pause with gcc, a static binary) through the
+//! cache. The Debian builds take minutes; they run by hand (`--ignored`).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::*;
+
+#[test]
+fn normalize_makes_references_explicit() {
+    let cases = [
+        ("nginx", "docker.io/library/nginx:latest"),
+        ("nginx:1.27", "docker.io/library/nginx:1.27"),
+        ("library/nginx", "docker.io/library/nginx:latest"),
+        ("docker.io/nginx", "docker.io/library/nginx:latest"),
+        (
+            "index.docker.io/library/busybox:1.28",
+            "docker.io/library/busybox:1.28",
+        ),
+        ("curlimages/curl:8.16.0", "docker.io/curlimages/curl:8.16.0"),
+        (
+            "registry.k8s.io/pause:3.10.1",
+            "registry.k8s.io/pause:3.10.1",
+        ),
+        (
+            "registry.k8s.io/coredns/coredns:v1.15.0",
+            "registry.k8s.io/coredns/coredns:v1.15.0",
+        ),
+        ("localhost:5000/app", "localhost:5000/app:latest"),
+        ("localhost/app:v1", "localhost/app:v1"),
+        (" busybox ", "docker.io/library/busybox:latest"),
+        ("nginx@sha256:abc", "docker.io/library/nginx@sha256:abc"),
+        (
+            "nginx:1.27@sha256:abc",
+            "docker.io/library/nginx:1.27@sha256:abc",
+        ),
+    ];
+    for (given, expected) in cases {
+        assert_eq!(normalize(given), expected, "normalize({given:?})");
+    }
+}
+
+#[test]
+fn lookup_finds_rows_by_any_spelling() {
+    let name = |r: &str| lookup(r).map(Row::name);
+    assert_eq!(name("nginx"), Some("docker.io/library/nginx:latest"));
+    assert_eq!(name("nginx:stable"), Some("docker.io/library/nginx:latest"));
+    assert_eq!(
+        name("busybox:1.28"),
+        Some("docker.io/library/busybox:latest")
+    );
+    assert_eq!(
+        name("curlimages/curl:8.16.0"),
+        Some("docker.io/curlimages/curl:8.16.0")
+    );
+    assert_eq!(
+        name("curlimages/curl"),
+        Some("docker.io/curlimages/curl:8.16.0")
+    );
+    assert_eq!(
+        name("registry.k8s.io/pause:3.10.1"),
+        Some("registry.k8s.io/pause:3.10.1")
+    );
+    assert_eq!(name("pause:3.10.1"), None);
+    assert_eq!(name("nginx:1.25"), None);
+}
+
+#[test]
+fn no_recipe_names_the_table_and_what_it_serves() {
+    let err = resolve(["nginx", "redis:7"])
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("\"redis:7\""), "{err}");
+    assert!(err.contains("src/images/table.rs"), "{err}");
+    assert!(err.contains("docker.io/library/busybox:1.28"), "{err}");
+    let rows = resolve(["nginx", "nginx:1.27", "busybox"]).expect("both served");
+    assert_eq!(rows.len(), 2);
+}
+
+#[test]
+fn table_references_are_normalized_and_unique() {
+    let mut seen = std::collections::BTreeSet::new();
+    for row in table() {
+        assert!(!row.references.is_empty());
+        assert!(
+            !row.contents.is_empty(),
+            "{} says what it contains",
+            row.name()
+        );
+        for reference in row.references {
+            assert_eq!(&normalize(reference), reference);
+            assert!(seen.insert(*reference), "{reference} is in two rows");
+        }
+    }
+}
+
+/// Entries of a tar by name: (mode, bytes or link target).
+type Entries = BTreeMap<String, (u32, Vec<u8>)>;
+
+/// Every entry of a tar.
+fn entries(archive: &Path) -> Entries {
+    let mut files = BTreeMap::new();
+    let mut tar = tar::Archive::new(std::fs::File::open(archive).expect("open archive"));
+    for entry in tar.entries().expect("entries") {
+        let mut entry = entry.expect("entry");
+        let name = entry.path().expect("path").to_string_lossy().into_owned();
+        let mode = entry.header().mode().expect("mode");
+        let mut bytes = Vec::new();
+        if let Ok(Some(target)) = entry.link_name() {
+            bytes = target.to_string_lossy().into_owned().into_bytes();
+        }
+        entry.read_to_end(&mut bytes).expect("read entry");
+        files.insert(name, (mode, bytes));
+    }
+    files
+}
+
+/// The config JSON and the single layer's entries of a one-layer image archive.
+fn single_layer_image(archive: &Path, dir: &Path) -> (Value, Value, Entries) {
+    let files = entries(archive);
+    let manifest: Value = serde_json::from_slice(&files["manifest.json"].1).expect("manifest");
+    let config_name = manifest[0]["Config"].as_str().expect("Config");
+    let config: Value = serde_json::from_slice(&files[config_name].1).expect("config");
+    let layer_name = manifest[0]["Layers"][0].as_str().expect("one layer");
+    let layer = dir.join("layer.tar");
+    std::fs::write(&layer, &files[layer_name].1).expect("write layer");
+    (manifest, config, entries(&layer))
+}
+
+fn have(program: &str) -> bool {
+    std::process::Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok()
+}
+
+fn kubernetes_module() -> Result<PathBuf, String> {
+    let out = std::process::Command::new("go")
+        .args(["env", "GOMODCACHE"])
+        .output()
+        .map_err(|e| format!("no `go` to find the module cache ({e})"))?;
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+        .join("k8s.io/kubernetes@v1.35.4");
+    if dir.join("build/pause/linux/pause.c").is_file() {
+        Ok(dir)
+    } else {
+        Err(format!(
+            "{} has no build/pause/linux/pause.c",
+            dir.display()
+        ))
+    }
+}
+
+#[tokio::test]
+async fn pause_builds_with_gcc_and_the_second_call_is_a_cache_hit() {
+    if !have("gcc") {
+        eprintln!("skipped: no gcc on PATH to compile pause.c");
+        return;
+    }
+    let module = match kubernetes_module() {
+        Ok(module) => module,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let cache = tempfile::tempdir().expect("tempdir");
+    let sources = Sources {
+        pause_source: module.join("build/pause/linux/pause.c"),
+        coredns: cache.path().join("absent"),
+    };
+    let row = lookup("registry.k8s.io/pause:3.10.1").expect("pause row");
+    let first = ensure(cache.path(), &sources, &[row, row])
+        .await
+        .expect("build pause");
+    assert_eq!(first.len(), 1);
+    let built = &first[0];
+    assert_eq!(built.reference, ["registry.k8s.io/pause:3.10.1"]);
+    assert!(built.contents.contains("gcc"), "{}", built.contents);
+
+    let (manifest, config, layer) = single_layer_image(&built.archive, cache.path());
+    assert_eq!(manifest[0]["RepoTags"][0], "registry.k8s.io/pause:3.10.1");
+    assert_eq!(config["config"]["Entrypoint"][0], "/pause");
+    assert_eq!(config["config"]["User"], "65535:65535");
+    let (mode, binary) = &layer["pause"];
+    assert_eq!(mode & 0o777, 0o755);
+    let pause = cache.path().join("pause");
+    std::fs::write(&pause, binary).expect("write pause");
+    std::fs::set_permissions(&pause, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let version = std::process::Command::new(&pause)
+        .arg("-v")
+        .output()
+        .expect("run pause -v");
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        "pause.c v3.10.1"
+    );
+
+    let modified = std::fs::metadata(&built.archive)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    let second = ensure(cache.path(), &sources, &[row])
+        .await
+        .expect("cache hit");
+    assert_eq!(second, first);
+    let again = std::fs::metadata(&built.archive)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    assert_eq!(modified, again, "the second call rebuilt the archive");
+    let leftovers: Vec<_> = std::fs::read_dir(cache.path().join("images"))
+        .expect("list cache")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "scratch left behind: {leftovers:?}");
+}
+
+#[tokio::test]
+async fn a_static_binary_is_keyed_by_its_bytes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let coredns = dir.path().join("coredns");
+    let sources = Sources {
+        pause_source: dir.path().join("absent"),
+        coredns: coredns.clone(),
+    };
+    let row = lookup("registry.k8s.io/coredns/coredns:v1.15.0").expect("coredns row");
+    let err = ensure(dir.path(), &sources, &[row])
+        .await
+        .err()
+        .map(|e| e.to_string());
+    let err = err.unwrap_or_default();
+    assert!(
+        err.contains("the coredns binary") && err.contains("does not exist"),
+        "{err}"
+    );
+
+    std::fs::write(&coredns, b"first build").expect("write");
+    let first = ensure(dir.path(), &sources, &[row]).await.expect("first");
+    let (_, config, layer) = single_layer_image(&first[0].archive, dir.path());
+    assert_eq!(layer["coredns"].1, b"first build");
+    assert_eq!(config["config"]["Entrypoint"][0], "/coredns");
+
+    std::fs::write(&coredns, b"second build").expect("write");
+    // Two builders of the same key at once: the lock makes one build and the other read it.
+    let rows = [row];
+    let (second, again) = tokio::join!(
+        ensure(dir.path(), &sources, &rows),
+        ensure(dir.path(), &sources, &rows)
+    );
+    let (second, again) = (second.expect("second"), again.expect("again"));
+    assert_eq!(second, again);
+    assert_ne!(first[0].archive, second[0].archive);
+    assert_ne!(first[0].digest, second[0].digest);
+}
+
+/// Builds the Debian images for real (minutes, needs the mirror), and pause when the
+/// Kubernetes module is in Go's module cache:
+/// `cargo test --lib images::tests::debian_images_by_hand -- --ignored --nocapture`, with
+/// `LABCHECK_IMAGES_CACHE` naming the cache directory and optionally `LABCHECK_COREDNS` a
+/// coredns binary to package too.
+#[tokio::test]
+#[ignore = "builds Debian rootfses with mmdebstrap: minutes"]
+async fn debian_images_by_hand() {
+    let cache = std::env::var_os("LABCHECK_IMAGES_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("labcheck-images-by-hand"));
+    let sources = Sources {
+        pause_source: kubernetes_module()
+            .map(|m| m.join("build/pause/linux/pause.c"))
+            .unwrap_or_default(),
+        coredns: std::env::var_os("LABCHECK_COREDNS")
+            .map(PathBuf::from)
+            .unwrap_or_default(),
+    };
+    let mut references = vec!["busybox", "nginx", "curlimages/curl:8.16.0"];
+    if sources.pause_source.is_file() {
+        references.push("registry.k8s.io/pause:3.10.1");
+    }
+    if sources.coredns.is_file() {
+        references.push("registry.k8s.io/coredns/coredns:v1.15.0");
+    }
+    let rows = resolve(references).expect("rows");
+    let built = ensure(&cache, &sources, &rows).await;
+    for built in built.unwrap_or_else(|e| panic!("{e}")) {
+        let meta = built.archive.with_file_name("meta.json");
+        let meta: Value =
+            serde_json::from_str(&std::fs::read_to_string(meta).expect("meta")).expect("json");
+        eprintln!(
+            "{}\n  {}\n  {:.1}s, {} bytes, {}\n  {}",
+            built.reference.join(" "),
+            built.archive.display(),
+            meta["build_seconds"].as_f64().unwrap_or_default(),
+            meta["size"],
+            built.digest,
+            built.contents
+        );
+    }
+}
