@@ -13,6 +13,7 @@ mod lifecycle;
 mod matrix;
 mod mesh;
 mod mutate;
+mod node;
 mod pods;
 mod render;
 mod sandbox;

@@ -161,7 +161,7 @@ pub fn spec_allowed(spec: &Value) -> Result<(), String> {
     }
     if linux["seccomp"].is_null() {
         return Err("a container of this cell runs under a seccomp filter \
-                    (seccompProfile: Unconfined is not run here)"
+                    (seccompProfile: Unconfined, or privileged: true, is not run here)"
             .into());
     }
     let namespaces: Vec<&str> = linux["namespaces"]

@@ -1,0 +1,188 @@
+//! The `@node` profile's real node with a hostile learner: Pods whose specs would reach beyond
+//! the cell — `privileged: true`, an added `SYS_ADMIN`, a `hostPath` of `/` or of the host's
+//! `/var/tmp` written to, `hostPID`, `hostIPC`, `seccompProfile: Unconfined`,
+//! `procMount: Unmasked`, an unsafe sysctl, the host's disk as a block device, and
+//! `kubectl debug node/…` — each refused with the reason in the Pod's events (or by the API
+//! server), or made harmless (a `hostPath` write lands in the cell's own files). The host is
+//! checked before and after: a root-owned file under `/var/tmp` that the Pods write to keeps its
+//! content and metadata, no file appears where they aim, and nothing of the run — process,
+//! control group, mount — is left after the lab passes, fails, or is ended by SIGTERM.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::CommandCargoExt;
+
+use crate::mesh::{finish, leftovers};
+
+/// The hostile lab: `@TARGET@` is the host file's name under `/var/tmp`.
+const HOSTILE: &str = r#"@kubernetes @node
+Feature: A hostile learner's Pods on a real node
+
+  Scenario: Pods whose specs would reach beyond the cell
+    When the learner runs:
+      """
+      pod() { kubectl apply -f - <<YAML
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: $1}
+      spec:
+        $3
+        containers:
+        - name: c
+          image: busybox
+          command: ["sh", "-c", "echo pwned-$1 > /host/@TARGET@; echo pwned-$1 > /host/@TARGET@-new; sleep 3600"]
+          $2
+      YAML
+      }
+      pod privileged 'securityContext: {privileged: true}' 'volumes: [{name: h, hostPath: {path: /var/tmp}}]'
+      pod sysadmin 'securityContext: {capabilities: {add: [SYS_ADMIN]}}'
+      pod rootfs 'volumeMounts: [{name: h, mountPath: /host}]' 'volumes: [{name: h, hostPath: {path: /}}]'
+      pod vartmp 'volumeMounts: [{name: h, mountPath: /host}]' 'volumes: [{name: h, hostPath: {path: /var/tmp}}]'
+      pod hostpid '' 'hostPID: true'
+      pod hostipc '' 'hostIPC: true'
+      pod unconfined 'securityContext: {seccompProfile: {type: Unconfined}}'
+      pod sysctl '' 'securityContext: {sysctls: [{name: kernel.panic, value: "0"}]}'
+      pod disk 'volumeMounts: [{name: h, mountPath: /host}]' 'volumes: [{name: h, hostPath: {path: /dev/vda, type: BlockDevice}}]'
+      kubectl debug node/labcheck-node --image=busybox -- sh -c 'echo pwned > /host/var/tmp/@TARGET@'
+      pod unmasked 'securityContext: {procMount: Unmasked}'
+      """
+    Then the last command should fail
+    And its output should contain "`hostUsers` must be false to use `Unmasked`"
+    And the output of "kubectl get events --field-selector involvedObject.name=privileged -o jsonpath='{.items[*].message}'" should contain "labcheck: a container of this cell runs under a seccomp filter" within 60 seconds
+    And the output of "kubectl get events --field-selector involvedObject.name=sysadmin -o jsonpath='{.items[*].message}'" should contain "labcheck: no container of this cell runs with SYS_ADMIN" within 60 seconds
+    And the output of "kubectl get events --field-selector involvedObject.name=rootfs -o jsonpath='{.items[*].message}'" should contain "labcheck: a container of this cell binds none of its node's own directories: / is one of them" within 60 seconds
+    And the output of "kubectl get events --field-selector involvedObject.name=hostpid -o jsonpath='{.items[*].message}'" should contain "hostPID: true would share the node's" within 60 seconds
+    And the output of "kubectl get events --field-selector involvedObject.name=hostipc -o jsonpath='{.items[*].message}'" should contain "hostIPC: true would share the node's" within 60 seconds
+    And the output of "kubectl get events --field-selector involvedObject.name=unconfined -o jsonpath='{.items[*].message}'" should contain "seccompProfile: Unconfined" within 60 seconds
+    And the output of "kubectl get pod sysctl -o jsonpath='{.status.reason}'" should contain "SysctlForbidden" within 60 seconds
+    And the output of "kubectl get events --field-selector involvedObject.name=disk -o jsonpath='{.items[*].message}'" should contain "is not a block device" within 60 seconds
+    And the output of "kubectl get events --no-headers -o custom-columns=OBJ:.involvedObject.name,MSG:.message | grep ^node-debugger-" should contain "hostPID: true would share the node's" within 60 seconds
+    And the output of "kubectl get pod vartmp -o jsonpath='{.status.phase}'" should contain "Running" within 60 seconds
+    And the output of "cat /var/tmp/@TARGET@" should contain "pwned-vartmp" within 30 seconds
+"#;
+
+/// Starts `labcheck run LAB` with a state directory of its own.
+fn start(state: &Path, reports: &Path, lab: &Path) -> Child {
+    Command::cargo_bin("labcheck")
+        .expect("binary")
+        .env("LABCHECK_STATE_DIR", state)
+        .arg("run")
+        .arg(lab)
+        .arg("--report-dir")
+        .arg(reports)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("labcheck starts")
+}
+
+/// Waits until nothing of the run is left (processes reparented to the machine's init may take
+/// a moment), then says what is.
+fn left_after(state: &Path, run: u32) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !leftovers(state, run).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    leftovers(state, run)
+}
+
+/// A file's content and metadata.
+fn snapshot(path: &Path) -> (Vec<u8>, u32, u32, i64, i64) {
+    let meta = std::fs::metadata(path).expect("the target");
+    let content = std::fs::read(path).expect("the target");
+    (content, meta.mode(), meta.uid(), meta.mtime(), meta.ctime())
+}
+
+#[test]
+fn a_hostile_learners_pods_do_not_reach_the_host() {
+    let name = format!("labcheck-node-{}-target", std::process::id());
+    let target = PathBuf::from("/var/tmp").join(&name);
+    let created = PathBuf::from("/var/tmp").join(format!("{name}-new"));
+    std::fs::write(&target, "the host's own\n").expect("target");
+    let _ = std::fs::remove_file(&created);
+    let before = snapshot(&target);
+
+    let labs = tempfile::tempdir().expect("labs");
+    let lab = labs.path().join("hostile.feature");
+    std::fs::write(&lab, HOSTILE.replace("@TARGET@", &name)).expect("lab");
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let reports = tempfile::tempdir().expect("reports");
+    let child = start(state.path(), reports.path(), &lab);
+    let run = child.id();
+    let (code, output) = finish(child);
+
+    let after = snapshot(&target);
+    let _ = std::fs::remove_file(&target);
+    let new_file = created.exists();
+    let _ = std::fs::remove_file(&created);
+    assert_eq!(code, Some(0), "{output}");
+    assert!(output.contains("1 passed, 0 failed"), "{output}");
+    assert_eq!(before, after, "the host's file changed");
+    assert!(!new_file, "a Pod made {} on the host", created.display());
+    let left = left_after(state.path(), run);
+    assert!(left.is_empty(), "the run left: {left:#?}");
+}
+
+/// A lab whose Pods run when SIGTERM comes.
+const RUNNING: &str = r#"@kubernetes @node
+Feature: Pods running when the run ends
+
+  Scenario: Two Deployments
+    When the learner runs:
+      """
+      kubectl create deployment web --image=nginx --replicas=2
+      kubectl rollout status deployment/web --timeout=120s
+      touch /tmp/ready
+      sleep 600
+      """
+    Then the last command should succeed
+"#;
+
+#[test]
+fn sigterm_ends_a_real_node_with_its_containers_and_leaves_nothing() {
+    let labs = tempfile::tempdir().expect("labs");
+    let lab = labs.path().join("running.feature");
+    std::fs::write(&lab, RUNNING).expect("lab");
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let reports = tempfile::tempdir().expect("reports");
+    let child = start(state.path(), reports.path(), &lab);
+    let run = child.id();
+    // nginx's workers run in the run's cell: found by their command line and control group.
+    let nginx = || -> Vec<u32> {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+                let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+                let cgroup = std::fs::read_to_string(e.path().join("cgroup")).ok()?;
+                (String::from_utf8_lossy(&cmdline).starts_with("nginx")
+                    && cgroup.contains(&format!("-{run}/")))
+                .then_some(pid)
+            })
+            .collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(240);
+    while nginx().len() < 2 {
+        assert!(Instant::now() < deadline, "nginx never ran in the cell");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let running = nginx();
+    // SAFETY: kill(2) on the pid of the child this test started.
+    unsafe {
+        libc::kill(run as i32, libc::SIGTERM);
+    }
+    let (code, output) = finish(child);
+    assert_eq!(code, Some(143), "{output}");
+    let left = left_after(state.path(), run);
+    assert!(left.is_empty(), "the run left: {left:#?}");
+    let alive: Vec<&u32> = running
+        .iter()
+        .filter(|pid| Path::new(&format!("/proc/{pid}")).exists())
+        .collect();
+    assert!(alive.is_empty(), "containers outlived the run: {alive:?}");
+}
