@@ -790,7 +790,7 @@ fn install_resolves_the_default_matrix_and_doctor_then_finds_everything() {
         "install failed"
     );
     assert_eq!(
-        commands::doctor(&tc, &versions, &[]),
+        block_on(commands::doctor(&tc, &versions, &[])),
         0,
         "doctor finds something missing"
     );
@@ -833,7 +833,7 @@ fn doctor_without_go_or_cache_says_what_is_missing() {
     let cache = tempfile::tempdir().expect("tempdir");
     let tc = Toolchain::new(cache.path().to_path_buf()).with_go(PathBuf::from("/nonexistent/go"));
     let versions = repo_versions();
-    assert_eq!(commands::doctor(&tc, &versions, &[]), 2);
+    assert_eq!(block_on(commands::doctor(&tc, &versions, &[])), 2);
     assert_eq!(commands::list(&tc), 0);
     let err = block_on(tc.etcd()).expect_err("no Go, no cache: etcd cannot be had");
     let message = error_chain(&err);

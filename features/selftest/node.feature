@@ -2,8 +2,9 @@
 Feature: Self-test: a real node runs what a Kubernetes course does
   The first commands of most Kubernetes courses, unchanged: a Deployment of nginx that becomes
   ready, its log, a command in its container and its exit code, a Service reached by name from
-  another Pod and by its ClusterIP from the learner's shell. The mistakes expose the Deployment
-  on a port nothing listens on, and name the Service wrongly.
+  another Pod and by its ClusterIP from the learner's shell, and a NodePort at the node's
+  address. The mistakes expose the Deployment on a port nothing listens on, and name the Service
+  wrongly.
 
   Background:
     Given the lab directory "/root/labcheck-node"
@@ -64,3 +65,14 @@ Feature: Self-test: a real node runs what a Kubernetes course does
       """
       the file "/root/labcheck-node/by-name.html" should contain "Welcome to nginx!"
       """
+
+  Scenario: The Deployment on a NodePort, reached at the node's address from the shell
+    When the learner runs:
+      """
+      kubectl expose deployment web --name=web-np --type=NodePort --port=80
+      NODE_IP=$(kubectl get nodes -o jsonpath='{.items[0].status.addresses[?(@.type=="InternalIP")].address}')
+      NODE_PORT=$(kubectl get service web-np -o jsonpath='{.spec.ports[0].nodePort}')
+      curl -s --max-time 2 --retry 10 --retry-all-errors --retry-delay 1 "http://$NODE_IP:$NODE_PORT/" > /root/labcheck-node/node-port.html
+      """
+    Then the file "/root/labcheck-node/node-port.html" should contain "Welcome to nginx!"
+    And the query '.spec.type' on the cluster's "Service" "web-np" in namespace "default" should equal "NodePort"

@@ -112,7 +112,9 @@ where
                 crate::errln!("labcheck: {e}");
                 2
             }
-            Ok((tc, versions)) => toolchain::commands::doctor(&tc, &versions, &istio),
+            Ok((tc, versions)) => {
+                runtime.block_on(toolchain::commands::doctor(&tc, &versions, &istio))
+            }
         },
         Command::Mutate(args) => runtime.block_on(mutate(args)),
         Command::Ps => ps(),

@@ -222,6 +222,23 @@ pub async fn ensure(
     Ok(built)
 }
 
+/// The archive of `row` if the cache holds it; never builds.
+pub async fn cached(
+    cache_dir: &Path,
+    sources: &Sources,
+    row: &'static Row,
+) -> Result<Option<Built>, ImageError> {
+    let cache = Cache::open(cache_dir)?;
+    let input = build::input(row, sources).await?;
+    let key = build::key(row, &input);
+    Ok(cache.load(&key).map(|meta| Built {
+        reference: meta.references,
+        archive: cache.archive(&key),
+        contents: meta.contents,
+        digest: meta.digest,
+    }))
+}
+
 async fn ensure_one(cache: &Cache, sources: &Sources, row: &Row) -> Result<Built, ImageError> {
     let image = row.name();
     let input = build::input(row, sources).await?;

@@ -41,33 +41,58 @@ struct Index {
     blobs: BTreeMap<String, Blob>,
 }
 
-/// A running registry: what it was asked for and could not serve, for a failed cell's report.
-#[derive(Clone, Debug, Default)]
-pub struct Misses(Arc<Mutex<Vec<String>>>);
+/// What a running registry was asked for and could not serve, each once; also written to its
+/// log, which a failed cell's report keeps.
+#[derive(Clone, Debug)]
+pub struct Misses {
+    seen: Arc<Mutex<Vec<String>>>,
+    log: PathBuf,
+}
 
 impl Misses {
-    /// The references asked for that no image of the table serves, each once.
+    /// The references asked for that no image of the table serves.
     pub fn references(&self) -> Vec<String> {
-        self.0.lock().map(|m| m.clone()).unwrap_or_default()
+        self.seen.lock().map(|m| m.clone()).unwrap_or_default()
     }
 
     fn add(&self, reference: String) {
-        if let Ok(mut m) = self.0.lock()
-            && !m.contains(&reference)
-        {
-            m.push(reference);
+        let Ok(mut seen) = self.seen.lock() else {
+            return;
+        };
+        if seen.contains(&reference) {
+            return;
         }
+        let served: Vec<&str> = super::table()
+            .iter()
+            .flat_map(|r| r.references.iter().copied())
+            .collect();
+        let line = format!(
+            "a Pod asked for {reference}, which labcheck does not build: the image table \
+             (src/images/table.rs) serves {}\n",
+            served.join(", ")
+        );
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()));
+        seen.push(reference);
     }
 }
 
-/// Serves `images` on `listener` until the returned task is aborted.
+/// Serves `images` on `listener` until the returned task is aborted; what it cannot serve goes
+/// to `log`.
 pub fn serve(
     listener: std::net::TcpListener,
     images: &[Built],
+    log: &Path,
 ) -> std::io::Result<(tokio::task::JoinHandle<()>, Misses)> {
     let index = Arc::new(index(images)?);
     let listener = TcpListener::from_std(listener)?;
-    let misses = Misses::default();
+    let misses = Misses {
+        seen: Arc::default(),
+        log: log.to_owned(),
+    };
     let seen = misses.clone();
     let task = tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {

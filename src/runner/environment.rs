@@ -175,14 +175,24 @@ impl Environment {
     }
 
     /// The report's view of a cell's toolchain.
+    /// A real node's cell lists the image table's images too, each with what it really holds.
     pub fn info(&self, needs: Needs, label: &str) -> ToolsInfo {
-        ToolsInfo {
-            tools: self
-                .tools_for(needs, label)
-                .into_iter()
-                .map(|t| (t.name.clone(), t.version.clone(), t.source.clone()))
-                .collect(),
+        let mut tools: Vec<(String, String, String)> = self
+            .tools_for(needs, label)
+            .into_iter()
+            .map(|t| (t.name.clone(), t.version.clone(), t.source.clone()))
+            .collect();
+        if needs == Needs::Node {
+            tools.extend(self.images.iter().map(|i| {
+                let reference = i.reference.first().cloned().unwrap_or_default();
+                (
+                    format!("image {reference}"),
+                    i.digest.clone(),
+                    i.contents.clone(),
+                )
+            }));
         }
+        ToolsInfo { tools }
     }
 }
 

@@ -28,7 +28,55 @@ pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i
             }
         }
     }
+    match images(&tc, true).await {
+        Ok(lines) => lines.iter().for_each(|l| crate::outln!("{l}")),
+        Err(e) => {
+            crate::errln!("labcheck: {}", error_chain(&e));
+            failed += 1;
+        }
+    }
     if failed == 0 { 0 } else { 2 }
+}
+
+/// The image table, one line per image: what it really contains and where its archive is, or
+/// that it is not built. Builds what the cache lacks when `build` is set; needs the kubelet
+/// (the pause container's source lies beside it) and CoreDNS from the cache.
+async fn images(tc: &Toolchain, build: bool) -> Result<Vec<String>, crate::images::ImageError> {
+    let path = |tool| {
+        tc.lookup(&Need::Node(tool))
+            .map(|r| r.path)
+            .unwrap_or_default()
+    };
+    let sources = crate::images::Sources {
+        pause_source: path(super::Tool::Kubelet).with_file_name(super::PAUSE_SOURCE),
+        coredns: path(super::Tool::Coredns),
+    };
+    let mut lines = Vec::new();
+    for row in crate::images::table() {
+        let refs = row.references.join(", ");
+        let found = if build {
+            crate::images::ensure(tc.cache_dir(), &sources, &[row])
+                .await?
+                .pop()
+        } else {
+            crate::images::cached(tc.cache_dir(), &sources, row)
+                .await
+                .ok()
+                .flatten()
+        };
+        lines.push(match found {
+            Some(b) => format!(
+                "image    {refs}: {}\n         {}",
+                b.contents,
+                b.archive.display()
+            ),
+            None => format!(
+                "image    {refs}: not built yet ({}); a run that needs it builds it",
+                row.contents
+            ),
+        });
+    }
+    Ok(lines)
 }
 
 /// Prints every binary in the cache with its source.
@@ -58,7 +106,7 @@ pub fn list(tc: &Toolchain) -> i32 {
 
 /// For each tool the matrix needs: found (version, source with its pins, path) or missing with
 /// what to do about it; and whether Go can build. Exit 2 when anything is missing.
-pub fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
+pub async fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
     let tc = tc.clone().with_versions(versions);
     let Some(specs) = resolve_all(versions, istio) else {
         return 2;
@@ -96,6 +144,10 @@ pub fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
                 );
             }
         }
+    }
+    match images(&tc, false).await {
+        Ok(lines) => lines.iter().for_each(|l| crate::outln!("{l}")),
+        Err(e) => crate::outln!("image    the table cannot be read: {}", error_chain(&e)),
     }
     if missing == 0 {
         0

@@ -26,7 +26,7 @@ use super::{ClusterError, certs, kubeconfig};
 use crate::sandbox::{LearnerCommands, NetworkCommands, Node, NodeCommands, unix};
 use node::{NODE_DIR, executables, in_node, node_program};
 
-pub use exec::{pod_tools, shim};
+pub use exec::{helper, pod_tools, shim};
 
 /// The binaries a live mesh adds to the local cluster's, for one Istio version.
 #[derive(Clone, Debug)]

@@ -190,7 +190,7 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
         .listen(REGISTRY)
         .map_err(|e| io(format!("the cell's registry at {REGISTRY}: {e}")))?;
     node.registry = Some(
-        crate::images::registry::serve(listener, &s.tools.images)
+        crate::images::registry::serve(listener, &s.tools.images, &s.dir.join("registry.log"))
             .map_err(|e| io(format!("the cell's registry: {e}")))?,
     );
     let kubeconfig = p.on_host("kubeconfig");
@@ -203,7 +203,8 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
         node.spawn_command(s.commands.command(&binary), name, &binary, &args)?;
     }
 
-    let helper = std::env::current_exe().map_err(|e| io(format!("labcheck's own path: {e}")))?;
+    // labcheck itself, run as containerd's runc (the runtime's policy).
+    let helper = super::mesh::helper().map_err(|e| io(format!("the runtime's policy: {e}")))?;
     let mut attachments = paths::attachments(&p, s.tools, &helper);
     attachments.extend(
         KERNEL_KNOBS
@@ -432,7 +433,9 @@ impl RealNode {
         let mut logs: Vec<PathBuf> = self
             .processes
             .iter()
-            .map(|p| self.dir.join(format!("{}.log", p.name)))
+            .map(|p| p.name)
+            .chain(["registry"])
+            .map(|name| self.dir.join(format!("{name}.log")))
             .filter(|p| p.exists())
             .collect();
         logs.extend(files_under(&Paths::new(&self.dir).pod_logs()));
