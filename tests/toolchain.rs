@@ -912,3 +912,64 @@ fn ctrl_c_during_a_build_ends_it_and_keeps_nothing() {
     assert!(left("tools").is_empty(), "{:?}", left("tools"));
     assert!(left("tmp").is_empty(), "{:?}", left("tmp"));
 }
+
+#[test]
+fn a_real_nodes_tools_report_their_pinned_versions() {
+    use labcheck::toolchain::Tool;
+    let versions = repo_versions();
+    let tc = real_toolchain();
+    let node = versions.node();
+    let kubernetes = versions.kubernetes();
+    // (tool, arguments, what its output says)
+    let cases = [
+        (
+            Tool::Kubelet,
+            "--version",
+            format!("Kubernetes {kubernetes}"),
+        ),
+        (
+            Tool::KubeProxy,
+            "--version",
+            format!("Kubernetes {kubernetes}"),
+        ),
+        (
+            Tool::Containerd,
+            "--version",
+            format!(" {} ", node.containerd),
+        ),
+        (Tool::Ctr, "--version", node.containerd.clone()),
+        (
+            Tool::Runc,
+            "--version",
+            format!("runc version {}", node.runc.trim_start_matches('v')),
+        ),
+        (
+            Tool::Coredns,
+            "-version",
+            format!("CoreDNS-{}", node.coredns.trim_start_matches('v')),
+        ),
+    ];
+    for (tool, arg, expected) in cases {
+        let resolved = resolve_or_panic(block_on(tc.resolve(&Need::Node(tool))));
+        let out = run(&resolved.path, &[arg], Duration::from_secs(60));
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains(&expected), "{tool} {arg}: {text}");
+    }
+    // The CNI plugins say their version when run with no CNI command.
+    let bridge = resolve_or_panic(block_on(tc.resolve(&Need::Node(Tool::CniBridge))));
+    let out = run(&bridge.path, &[], Duration::from_secs(60));
+    let text =
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("CNI bridge plugin {}", node.cni_plugins)),
+        "{text}"
+    );
+    // The pause container's source lies beside the kubelet.
+    let kubelet = resolve_or_panic(block_on(tc.resolve(&Need::Node(Tool::Kubelet))));
+    let pause = std::fs::read_to_string(kubelet.path.with_file_name("pause.c")).expect("pause.c");
+    assert!(pause.contains("int main"), "{pause}");
+}
