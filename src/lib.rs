@@ -14,6 +14,7 @@ pub mod checkpoint;
 pub mod checks;
 pub mod cli;
 pub mod cluster;
+pub mod filelock;
 pub mod images;
 pub mod kept;
 pub mod lint;

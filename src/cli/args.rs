@@ -77,6 +77,19 @@ pub enum Command {
     Mutate(MutateArgs),
     /// List kept cells.
     Ps,
+    /// Serve image archives as a read-only registry (what a real node's containerd pulls from;
+    /// run by a cell, not by hand).
+    #[command(hide = true)]
+    Registry {
+        /// The address to listen on (in the cell's network).
+        #[arg(long)]
+        listen: std::net::SocketAddr,
+        /// Where to log what it was asked for and does not have.
+        #[arg(long)]
+        log: std::path::PathBuf,
+        /// The image archives (`docker save` layout).
+        archives: Vec<std::path::PathBuf>,
+    },
     /// Open a shell inside a kept cell: its files, KUBECONFIG, PATH and network.
     Shell {
         /// The cell's name (as `labcheck ps` shows it), or a unique prefix.

@@ -118,6 +118,11 @@ where
         },
         Command::Mutate(args) => runtime.block_on(mutate(args)),
         Command::Ps => ps(),
+        Command::Registry {
+            listen,
+            log,
+            archives,
+        } => runtime.block_on(crate::images::registry::run(listen, &log, &archives)),
         Command::Shell { cell } => runtime.block_on(shell(&cell)),
         Command::Down {
             cell,

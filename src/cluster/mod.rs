@@ -15,6 +15,7 @@ pub mod local;
 pub mod mesh;
 pub mod node;
 pub mod pool;
+mod processes;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -295,14 +296,7 @@ async fn start_mesh(
     client: &kube::Client,
     version: &str,
 ) -> Result<mesh::Mesh, ClusterError> {
-    let commands = env
-        .sandbox
-        .network_commands()
-        .map_err(|e| ClusterError::Io(e.to_string()))?;
-    let learner = env
-        .sandbox
-        .learner_commands()
-        .map_err(|e| ClusterError::Io(e.to_string()))?;
+    let (commands, learner) = cell_commands(env)?;
     mesh::start(mesh::Start {
         commands: &commands,
         tools,
@@ -317,6 +311,22 @@ async fn start_mesh(
     .await
 }
 
+/// What makes commands in the cell's network (the cluster's) and as the cell's learner.
+fn cell_commands(
+    env: &CellEnv<'_>,
+) -> Result<
+    (
+        crate::sandbox::NetworkCommands,
+        crate::sandbox::LearnerCommands,
+    ),
+    ClusterError,
+> {
+    let io = |e: std::io::Error| ClusterError::Io(e.to_string());
+    let commands = env.sandbox.network_commands().map_err(io)?;
+    let learner = env.sandbox.learner_commands().map_err(io)?;
+    Ok((commands, learner))
+}
+
 /// Starts a real node on a local cluster that is ready.
 async fn start_node(
     env: &CellEnv<'_>,
@@ -324,14 +334,7 @@ async fn start_node(
     pki: &certs::Pki,
     client: &kube::Client,
 ) -> Result<node::RealNode, ClusterError> {
-    let commands = env
-        .sandbox
-        .network_commands()
-        .map_err(|e| ClusterError::Io(e.to_string()))?;
-    let learner = env
-        .sandbox
-        .learner_commands()
-        .map_err(|e| ClusterError::Io(e.to_string()))?;
+    let (commands, learner) = cell_commands(env)?;
     node::start(node::Start {
         commands: &commands,
         tools,

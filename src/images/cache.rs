@@ -7,13 +7,12 @@
 //! <cache>/images/tmp-<pid>/<key>/   a build in progress, renamed into place when done
 //! ```
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use nix::errno::Errno;
-use nix::fcntl::{Flock, FlockArg};
+use nix::fcntl::Flock;
 use serde::{Deserialize, Serialize};
 
 use super::{ImageError, io_err};
@@ -83,42 +82,18 @@ impl Cache {
     /// it. Released when the returned value drops.
     pub async fn lock(&self, image: &str, key: &str) -> Result<Flock<File>, ImageError> {
         let path = self.root.join(format!("{key}.lock"));
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io_err(image, "cannot open the lock", &path))?;
-        let started = Instant::now();
-        let mut announced = false;
-        loop {
-            // Polled without blocking: a blocking flock would hold a runtime thread for as long
-            // as the other process builds.
-            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-                Ok(lock) => return Ok(lock),
-                Err((f, errno)) if errno == Errno::EWOULDBLOCK || errno == Errno::EINTR => {
-                    file = f;
-                    if !announced {
-                        crate::errln!(
-                            "labcheck: waiting for another labcheck to finish building {image} (lock {})",
-                            path.display()
-                        );
-                        announced = true;
-                    }
-                    if started.elapsed() > LOCK_TIMEOUT {
-                        return Err(ImageError::LockTimeout {
-                            image: image.to_string(),
-                            path,
-                            timeout: LOCK_TIMEOUT,
-                        });
-                    }
-                    tokio::time::sleep(Duration::from_millis(250)).await;
+        crate::filelock::exclusive(&path, &format!("building {image}"), LOCK_TIMEOUT)
+            .await
+            .map_err(|e| match e {
+                crate::filelock::LockError::Io { action, source } => {
+                    io_err(image, action, &path)(source)
                 }
-                Err((_, errno)) => {
-                    return Err(io_err(image, "cannot lock", &path)(io::Error::from(errno)));
-                }
-            }
-        }
+                crate::filelock::LockError::Timeout => ImageError::LockTimeout {
+                    image: image.to_string(),
+                    path: path.clone(),
+                    timeout: LOCK_TIMEOUT,
+                },
+            })
     }
 
     /// A fresh scratch space for building `key` in this process.

@@ -1,6 +1,8 @@
 //! A read-only registry of the image table's built images, for a cell's node: the OCI
 //! distribution API's pull side (`/v2/`, manifests by tag or digest, blobs by digest) over HTTP/1.1,
-//! served from the images' archives where they lie in the cache. A node's containerd pulls every
+//! served from the images' archives where they lie in the cache, by the tags each archive
+//! carries. It runs as a process of the cell (`labcheck registry`, in its network and control
+//! group), so a kept cell keeps it. A node's containerd pulls every
 //! image through it (its hosts configuration sends every registry here), as a node pulls from a
 //! registry — `imagePullPolicy: Always` included — and an image the table does not build is
 //! not found, as it would not be on a registry. Nothing is copied into a cell but what its
@@ -16,12 +18,15 @@ use sha2::{Digest, Sha256};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncSeekExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
-use super::Built;
-
 /// The manifest's media type (OCI) and a layer's (an uncompressed tarball).
 const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
 const CONFIG: &str = "application/vnd.oci.image.config.v1+json";
 const LAYER: &str = "application/vnd.oci.image.layer.v1.tar";
+
+/// An archive being indexed.
+struct Archive {
+    archive: PathBuf,
+}
 
 /// Where a blob's bytes are: a range of an archive.
 #[derive(Clone, Debug)]
@@ -41,20 +46,15 @@ struct Index {
     blobs: BTreeMap<String, Blob>,
 }
 
-/// What a running registry was asked for and could not serve, each once; also written to its
-/// log, which a failed cell's report keeps.
+/// What the registry was asked for and could not serve, each once, written to its log (which a
+/// failed cell's report keeps).
 #[derive(Clone, Debug)]
-pub struct Misses {
+struct Misses {
     seen: Arc<Mutex<Vec<String>>>,
     log: PathBuf,
 }
 
 impl Misses {
-    /// The references asked for that no image of the table serves.
-    pub fn references(&self) -> Vec<String> {
-        self.seen.lock().map(|m| m.clone()).unwrap_or_default()
-    }
-
     fn add(&self, reference: String) {
         let Ok(mut seen) = self.seen.lock() else {
             return;
@@ -80,35 +80,44 @@ impl Misses {
     }
 }
 
-/// Serves `images` on `listener` until the returned task is aborted; what it cannot serve goes
-/// to `log`.
-pub fn serve(
-    listener: std::net::TcpListener,
-    images: &[Built],
-    log: &Path,
-) -> std::io::Result<(tokio::task::JoinHandle<()>, Misses)> {
-    let index = Arc::new(index(images)?);
-    let listener = TcpListener::from_std(listener)?;
+/// `labcheck registry`: serves `archives` at `listen` until killed; what it cannot serve goes
+/// to `log`. Returns the exit code.
+pub async fn run(listen: std::net::SocketAddr, log: &Path, archives: &[PathBuf]) -> i32 {
+    let served = index(archives).and_then(|index| {
+        let listener = std::net::TcpListener::bind(listen)?;
+        listener.set_nonblocking(true)?;
+        Ok((index, TcpListener::from_std(listener)?))
+    });
+    let (index, listener) = match served {
+        Ok(s) => s,
+        Err(e) => {
+            crate::errln!("labcheck registry: {e}");
+            return 2;
+        }
+    };
+    let index = Arc::new(index);
     let misses = Misses {
         seen: Arc::default(),
         log: log.to_owned(),
     };
-    let seen = misses.clone();
-    let task = tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let (index, seen) = (index.clone(), seen.clone());
-            tokio::spawn(async move {
-                let _ = connection(stream, &index, &seen).await;
-            });
-        }
-    });
-    Ok((task, misses))
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let (index, misses) = (index.clone(), misses.clone());
+        tokio::spawn(async move {
+            let _ = connection(stream, &index, &misses).await;
+        });
+    }
 }
 
-/// Reads each archive's `manifest.json`, config and layers' places.
-fn index(images: &[Built]) -> std::io::Result<Index> {
+/// Reads each archive's `manifest.json` (its tags), config and layers' places.
+fn index(archives: &[PathBuf]) -> std::io::Result<Index> {
     let mut index = Index::default();
-    for image in images {
+    for archive_path in archives {
+        let image = Archive {
+            archive: archive_path.clone(),
+        };
         let mut entries: BTreeMap<String, (u64, u64)> = BTreeMap::new();
         let mut file = std::fs::File::open(&image.archive)?;
         let mut archive = tar::Archive::new(&mut file);
@@ -162,8 +171,9 @@ fn index(images: &[Built]) -> std::io::Result<Index> {
         }))?;
         index.blobs.insert(config_digest, config_blob);
         let digest = format!("sha256:{:x}", Sha256::digest(&manifest));
-        for reference in &image.reference {
-            index.tags.insert(reference.clone(), digest.clone());
+        for tag in first["RepoTags"].as_array().into_iter().flatten() {
+            let reference = super::normalize(tag.as_str().unwrap_or_default());
+            index.tags.insert(reference, digest.clone());
         }
         index.manifests.insert(digest, manifest);
     }
@@ -180,14 +190,25 @@ async fn connection(stream: TcpStream, index: &Index, misses: &Misses) -> std::i
         }
         let mut parts = line.split_whitespace();
         let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        // HTTP/1.0 closes after the answer unless asked not to; HTTP/1.1 keeps the connection
+        // unless asked to close it.
+        let mut close = parts.next() == Some("HTTP/1.0");
         loop {
             let mut header = String::new();
             if stream.read_line(&mut header).await? == 0 || header.trim().is_empty() {
                 break;
             }
+            if let Some((name, value)) = header.split_once(':')
+                && name.trim().eq_ignore_ascii_case("connection")
+            {
+                close = value.trim().eq_ignore_ascii_case("close");
+            }
         }
         let head = method == "HEAD";
         respond(stream.get_mut(), index, misses, target, head).await?;
+        if close {
+            return Ok(());
+        }
     }
 }
 
@@ -298,13 +319,4 @@ pub fn hosts_toml(address: &str) -> String {
     format!(
         "server = \"http://{address}\"\n\n[host.\"http://{address}\"]\n  capabilities = [\"pull\", \"resolve\"]\n"
     )
-}
-
-/// The archive of a cached image that `reference` names, if any (for tests and reports).
-pub fn archive_of<'a>(images: &'a [Built], reference: &str) -> Option<&'a Path> {
-    let wanted = super::normalize(reference);
-    images
-        .iter()
-        .find(|i| i.reference.contains(&wanted))
-        .map(|i| i.archive.as_path())
 }

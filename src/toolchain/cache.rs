@@ -11,14 +11,13 @@
 //! A binary enters the cache by `rename` from `tmp/` (same filesystem), and its metadata after
 //! it, so a reader sees a complete binary with matching metadata or a miss, never half a file.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use nix::errno::Errno;
-use nix::fcntl::{Flock, FlockArg};
+use nix::fcntl::Flock;
 use serde::{Deserialize, Serialize};
 
 use super::error::io_err;
@@ -224,51 +223,21 @@ impl Cache {
             source,
         })?;
         let path = dir.join(format!("{tool}-{version}.lock"));
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|source| ToolError::Io {
-                action: "cannot open the lock",
-                path: path.clone(),
-                source,
-            })?;
-        let started = Instant::now();
-        let mut announced = false;
-        loop {
-            // Non-blocking attempts polled from async code: a blocking flock would hold a
-            // runtime thread for as long as the other process builds.
-            match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-                Ok(lock) => return Ok(lock),
-                Err((f, errno)) if errno == Errno::EWOULDBLOCK || errno == Errno::EINTR => {
-                    file = f;
-                    if !announced {
-                        crate::errln!(
-                            "labcheck: waiting for another labcheck to finish installing {tool} {version} (lock {})",
-                            path.display()
-                        );
-                        announced = true;
-                    }
-                    if started.elapsed() > timeout {
-                        return Err(ToolError::LockTimeout {
-                            tool,
-                            version: version.to_string(),
-                            path,
-                            timeout,
-                        });
-                    }
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                }
-                Err((_, errno)) => {
-                    return Err(ToolError::Io {
-                        action: "cannot lock",
-                        path,
-                        source: io::Error::from(errno),
-                    });
-                }
-            }
-        }
+        crate::filelock::exclusive(&path, &format!("installing {tool} {version}"), timeout)
+            .await
+            .map_err(|e| match e {
+                crate::filelock::LockError::Io { action, source } => ToolError::Io {
+                    action,
+                    path: path.clone(),
+                    source,
+                },
+                crate::filelock::LockError::Timeout => ToolError::LockTimeout {
+                    tool,
+                    version: version.to_string(),
+                    path: path.clone(),
+                    timeout,
+                },
+            })
     }
 }
 

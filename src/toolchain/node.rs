@@ -84,7 +84,7 @@ impl NodeVersions {
         }
     }
 
-    /// The version `tool` (one of [`NODE_TOOLS`]) is built at; `kubernetes` for the kubelet
+    /// The version `tool` (one of [`node_tools`]) is built at; `kubernetes` for the kubelet
     /// and kube-proxy.
     pub fn version<'a>(&'a self, tool: Tool, kubernetes: &'a str) -> &'a str {
         match row(tool).map(|r| r.module) {
@@ -215,25 +215,15 @@ const ROWS: [Row; 11] = [
 ];
 
 /// The node's tools, in build order.
-pub const NODE_TOOLS: [Tool; 11] = [
-    Tool::Kubelet,
-    Tool::KubeProxy,
-    Tool::Containerd,
-    Tool::ContainerdShim,
-    Tool::Ctr,
-    Tool::Runc,
-    Tool::CniBridge,
-    Tool::CniHostLocal,
-    Tool::CniLoopback,
-    Tool::CniPortmap,
-    Tool::Coredns,
-];
+pub fn node_tools() -> impl Iterator<Item = Tool> {
+    ROWS.iter().map(|r| r.tool)
+}
 
 fn row(tool: Tool) -> Option<&'static Row> {
     ROWS.iter().find(|r| r.tool == tool)
 }
 
-/// How to build `tool` (one of [`NODE_TOOLS`]) at `version`; `None` for any other tool.
+/// How to build `tool` (one of [`node_tools`]) at `version`; `None` for any other tool.
 pub fn recipe(tool: Tool, version: &str) -> Option<Recipe> {
     let row = row(tool)?;
     if row.module == Module::Kubernetes {
@@ -274,7 +264,7 @@ mod tests {
     #[test]
     fn every_node_tool_has_a_recipe_from_its_module() {
         let versions = NodeVersions::default();
-        for tool in NODE_TOOLS {
+        for tool in node_tools() {
             let version = versions.version(tool, "v1.35.4");
             let recipe = recipe(tool, version).expect("a recipe");
             assert_eq!(recipe.tool, tool);

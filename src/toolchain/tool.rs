@@ -163,7 +163,7 @@ pub enum Need {
     EchoServer(IstioSpec),
     /// Istio's echo client of this Istio version, likewise.
     EchoClient(IstioSpec),
-    /// A tool of a real node (one of [`super::node::NODE_TOOLS`]).
+    /// A tool of a real node (one of [`super::node::node_tools`]).
     Node(Tool),
 }
 
@@ -212,7 +212,7 @@ impl Need {
     /// What a real node adds to [`Need::plain`] besides the controllers and the scheduler: the
     /// kubelet, kube-proxy, containerd, runc, the CNI plugins and CoreDNS.
     pub fn node() -> impl Iterator<Item = Need> {
-        super::node::NODE_TOOLS.into_iter().map(Need::Node)
+        super::node::node_tools().map(Need::Node)
     }
 
     /// Everything a matrix over `istio` can need, as `labcheck tools install` builds it:

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use assert_cmd::cargo::CommandCargoExt;
 
 /// Starts `labcheck run LAB ARGS…` with a state directory of its own.
-fn start(state: &Path, reports: &Path, lab: &str, args: &[&str]) -> Child {
+pub(crate) fn start(state: &Path, reports: &Path, lab: &str, args: &[&str]) -> Child {
     Command::cargo_bin("labcheck")
         .expect("binary")
         .env("LABCHECK_STATE_DIR", state)
@@ -84,7 +84,7 @@ pub(crate) fn leftovers(state: &Path, run: u32) -> Vec<String> {
 
 /// Asserts that nothing of the run is left; processes reparented to the machine's init may take a
 /// moment to be collected, so this waits up to 5 s.
-fn assert_nothing_left(state: &Path, run: u32) {
+pub(crate) fn assert_nothing_left(state: &Path, run: u32) {
     let deadline = Instant::now() + Duration::from_secs(5);
     while !leftovers(state, run).is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));

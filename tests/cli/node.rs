@@ -10,12 +10,9 @@
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::cargo::CommandCargoExt;
-
-use crate::mesh::{finish, leftovers};
+use crate::mesh::{assert_nothing_left, finish};
 
 /// The hostile lab: `@TARGET@` is the host file's name under `/var/tmp`.
 const HOSTILE: &str = r#"@kubernetes @node
@@ -65,28 +62,8 @@ Feature: A hostile learner's Pods on a real node
 "#;
 
 /// Starts `labcheck run LAB` with a state directory of its own.
-fn start(state: &Path, reports: &Path, lab: &Path) -> Child {
-    Command::cargo_bin("labcheck")
-        .expect("binary")
-        .env("LABCHECK_STATE_DIR", state)
-        .arg("run")
-        .arg(lab)
-        .arg("--report-dir")
-        .arg(reports)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("labcheck starts")
-}
-
-/// Waits until nothing of the run is left (processes reparented to the machine's init may take
-/// a moment), then says what is.
-fn left_after(state: &Path, run: u32) -> Vec<String> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !leftovers(state, run).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    leftovers(state, run)
+fn start(state: &Path, reports: &Path, lab: &Path) -> std::process::Child {
+    crate::mesh::start(state, reports, &lab.display().to_string(), &[])
 }
 
 /// A file's content and metadata.
@@ -122,8 +99,7 @@ fn a_hostile_learners_pods_do_not_reach_the_host() {
     assert!(output.contains("1 passed, 0 failed"), "{output}");
     assert_eq!(before, after, "the host's file changed");
     assert!(!new_file, "a Pod made {} on the host", created.display());
-    let left = left_after(state.path(), run);
-    assert!(left.is_empty(), "the run left: {left:#?}");
+    assert_nothing_left(state.path(), run);
 }
 
 /// A lab whose Pods run when SIGTERM comes.
@@ -178,11 +154,66 @@ fn sigterm_ends_a_real_node_with_its_containers_and_leaves_nothing() {
     }
     let (code, output) = finish(child);
     assert_eq!(code, Some(143), "{output}");
-    let left = left_after(state.path(), run);
-    assert!(left.is_empty(), "the run left: {left:#?}");
+    assert_nothing_left(state.path(), run);
     let alive: Vec<&u32> = running
         .iter()
         .filter(|pid| Path::new(&format!("/proc/{pid}")).exists())
         .collect();
     assert!(alive.is_empty(), "containers outlived the run: {alive:?}");
+}
+
+/// Runs `labcheck ARGS…` on `state` and returns its exit code and output (`input` on stdin).
+fn labcheck(state: &Path, args: &[&str], input: &str) -> (Option<i32>, String) {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("labcheck"))
+        .env("LABCHECK_STATE_DIR", state)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("labcheck starts");
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(input.as_bytes()).expect("stdin");
+    }
+    finish(child)
+}
+
+#[test]
+fn a_kept_real_node_pulls_after_its_run_and_down_leaves_nothing() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state");
+    let reports = tempfile::tempdir().expect("reports");
+    let lab = "tests/labs/bench/node-pod.feature";
+    let reports_dir = reports.path().display().to_string();
+    let (code, output) = labcheck(
+        state.path(),
+        &["run", lab, "--keep", "--report-dir", &reports_dir],
+        "",
+    );
+    assert_eq!(code, Some(0), "{output}");
+    let (_, ps) = labcheck(state.path(), &["ps"], "");
+    let cell = ps
+        .lines()
+        .find_map(|l| {
+            l.split_whitespace()
+                .next()
+                .filter(|c| c.starts_with("node-pod-"))
+        })
+        .unwrap_or_else(|| panic!("no kept cell: {ps}"))
+        .to_owned();
+    // The run has ended: the cell's registry is the cell's own process, and serves a new pull.
+    let script = "kubectl run late --image=busybox:1.36 --command -- sleep 300\n\
+                  kubectl wait --for=condition=Ready pod/late --timeout=90s\nexit\n";
+    let (code, shell) = labcheck(state.path(), &["shell", &cell], script);
+    assert_eq!(code, Some(0), "{shell}");
+    assert!(shell.contains("pod/late condition met"), "{shell}");
+    let (code, down) = labcheck(state.path(), &["down", "--all"], "");
+    assert_eq!(code, Some(0), "{down}");
+    let run: u32 = cell
+        .rsplit('-')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("a cell named after its run's pid: {cell}"));
+    assert_nothing_left(state.path(), run);
 }

@@ -284,35 +284,6 @@ fn next_range(ips: impl Iterator<Item = std::net::Ipv4Addr>) -> Option<String> {
     (above < u16::from(NODE_IP.octets()[2])).then(|| format!("10.244.{above}.0/24"))
 }
 
-/// Waits until kwok reports the node Ready.
-pub async fn wait_ready(client: &kube::Client, timeout: Duration) -> Result<(), String> {
-    let nodes: Api<Node> = Api::all(client.clone());
-    let started = Instant::now();
-    let mut last = String::from("no Ready condition");
-    while started.elapsed() < timeout {
-        match nodes.get(NODE_NAME).await {
-            Ok(node) => {
-                let ready = node
-                    .status
-                    .and_then(|s| s.conditions)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .find(|c| c.type_ == "Ready");
-                match ready {
-                    Some(c) if c.status == "True" => return Ok(()),
-                    Some(c) => {
-                        last = format!("Ready={} ({})", c.status, c.reason.unwrap_or_default())
-                    }
-                    None => {}
-                }
-            }
-            Err(e) => last = e.to_string(),
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Err(last)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use super::processes::Processes;
 use super::{ClusterError, certs, kubeconfig};
 use crate::sandbox::{LearnerCommands, NetworkCommands, Node, NodeCommands, unix};
 use node::{NODE_DIR, executables, in_node, node_program};
@@ -114,25 +115,17 @@ async fn run(commands: &NetworkCommands, program: &str, args: &[&str]) -> Result
     }
 }
 
-/// A process of the mesh and the name its log and errors give it.
-#[derive(Debug)]
-struct Process {
-    name: &'static str,
-    child: tokio::process::Child,
-}
-
 /// A running live mesh. Dropped, it kills its processes (unless the cell is kept).
 #[derive(Debug)]
 pub struct Mesh {
     /// kube-controller-manager, kube-scheduler, kwok, in start order.
-    processes: Vec<Process>,
+    processes: Processes,
     istiod: Option<istiod::Istiod>,
     /// The Pods' proxies.
     sidecars: Option<sidecar::Sidecars>,
     /// Where kwok and the Pods' processes run; ends last.
     node: Option<Node>,
     dir: PathBuf,
-    keep: bool,
 }
 
 /// What starting a mesh needs from the local cluster that runs it.
@@ -158,12 +151,11 @@ pub struct Start<'a> {
 /// did start is stopped (a kept cell's too: its cell is not kept).
 pub async fn start(s: Start<'_>) -> Result<Mesh, ClusterError> {
     let mut mesh = Mesh {
-        processes: Vec::new(),
+        processes: Processes::new(s.dir, s.keep),
         istiod: None,
         sidecars: None,
         node: None,
         dir: s.dir.to_owned(),
-        keep: s.keep,
     };
     match bring_up(&s, &mut mesh).await {
         Ok(()) => Ok(mesh),
@@ -263,7 +255,7 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
     )?;
 
     kwok::register_node(s.client, s.version).await?;
-    if let Err(detail) = kwok::wait_ready(s.client, NODE_READY).await {
+    if let Err(detail) = super::node::wait_ready(s.client, kwok::NODE_NAME, NODE_READY).await {
         return Err(ClusterError::NotReady {
             what: format!("the simulated node {}", kwok::NODE_NAME),
             waited: NODE_READY.as_secs(),
@@ -393,11 +385,10 @@ impl Mesh {
         command.envs(env);
         unix::confine(&mut command, &allowed, &[])
             .map_err(|e| ClusterError::Io(format!("cannot confine kwok with Landlock: {e}")))?;
-        self.spawn_command(command, "kwok", binary, args)?;
+        self.processes.spawn(command, "kwok", binary, args)?;
         let relay = self
             .processes
-            .last()
-            .and_then(|p| p.child.id())
+            .last_pid()
             .ok_or_else(|| ClusterError::Io("kwok ended as it started".to_owned()))?;
         crate::sandbox::children_of(relay)
             .first()
@@ -415,30 +406,7 @@ impl Mesh {
     ) -> Result<(), ClusterError> {
         let mut command = commands.command(binary);
         prepare(&mut command)?;
-        self.spawn_command(command, name, binary, args)
-    }
-
-    /// Spawns `command` (of `binary`) with `args`, logging as `name`.
-    fn spawn_command(
-        &mut self,
-        mut command: tokio::process::Command,
-        name: &'static str,
-        binary: &Path,
-        args: &[String],
-    ) -> Result<(), ClusterError> {
-        let (out, err) = super::local::log_file(&self.dir, name)?;
-        let child = command
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .map_err(|source| ClusterError::Spawn {
-                what: binary.display().to_string(),
-                source,
-            })?;
-        self.processes.push(Process { name, child });
-        Ok(())
+        self.processes.spawn(command, name, binary, args)
     }
 
     /// Stops the Pods' proxies, istiod, then kwok, the scheduler and the controllers: SIGTERM,
@@ -450,9 +418,7 @@ impl Mesh {
         if let Some(istiod) = self.istiod.as_mut() {
             istiod.stop().await;
         }
-        for p in self.processes.iter_mut().rev() {
-            stop(&mut p.child).await;
-        }
+        self.processes.stop().await;
         if let Some(node) = self.node.as_mut() {
             node.stop().await;
         }
@@ -461,7 +427,7 @@ impl Mesh {
     /// The pids of its processes (istiod's and the proxies' as they are now), for a kept
     /// cell's record.
     pub fn pids(&self) -> Vec<u32> {
-        let running = self.processes.iter().filter_map(|p| p.child.id());
+        let running = self.processes.pids().into_iter();
         let proxies = self.sidecars.iter().flat_map(sidecar::Sidecars::pids);
         running
             .chain(self.istiod.as_ref().and_then(istiod::Istiod::pid))
@@ -472,11 +438,7 @@ impl Mesh {
     /// The logs of its processes (istiod's once it ran, the proxies' and the harness's notes on
     /// them), for a failed cell's report.
     pub fn logs(&self) -> Vec<PathBuf> {
-        let names = self.processes.iter().map(|p| p.name).chain(["istiod"]);
-        let mut logs: Vec<PathBuf> = names
-            .map(|n| self.dir.join(format!("{n}.log")))
-            .filter(|p| p.exists())
-            .collect();
+        let mut logs = self.processes.logs(&["istiod"]);
         logs.extend(self.proxy_logs());
         logs
     }
@@ -496,19 +458,6 @@ impl Mesh {
             .collect();
         logs.sort();
         logs
-    }
-}
-
-impl Drop for Mesh {
-    fn drop(&mut self) {
-        if self.keep {
-            return;
-        }
-        for p in &self.processes {
-            if let Some(pid) = p.child.id() {
-                unix::kill_group(pid as i32, libc::SIGKILL);
-            }
-        }
     }
 }
 

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Node as NodeObject;
 use kube::Api;
 
+use super::processes::Processes;
 use super::{ClusterError, certs, kubeconfig};
 use crate::sandbox::{LearnerCommands, Network, NetworkCommands, Node, NodeCommands, unix};
 use paths::Paths;
@@ -89,34 +90,22 @@ pub struct Start<'a> {
     pub learner: &'a LearnerCommands,
 }
 
-/// A process of the node and the name its log gives it.
-#[derive(Debug)]
-struct Process {
-    name: &'static str,
-    child: tokio::process::Child,
-}
-
 /// A running node. Dropped, it ends with every container (unless the cell is kept).
 #[derive(Debug)]
 pub struct RealNode {
     /// In start order: the controllers, then containerd, the kubelet and kube-proxy.
-    processes: Vec<Process>,
+    processes: Processes,
     node: Option<Node>,
-    /// The cell's registry, and what it was asked for and does not have.
-    registry: Option<(tokio::task::JoinHandle<()>, crate::images::registry::Misses)>,
     dir: PathBuf,
-    keep: bool,
 }
 
 /// Starts the controllers, the node's runtime with the table's images, the kubelet (until the
 /// node is Ready), kube-proxy and CoreDNS. If any of it fails, what did start is stopped.
 pub async fn start(s: Start<'_>) -> Result<RealNode, ClusterError> {
     let mut node = RealNode {
-        processes: Vec::new(),
+        processes: Processes::new(s.dir, s.keep),
         node: None,
-        registry: None,
         dir: s.dir.to_owned(),
-        keep: s.keep,
     };
     match bring_up(&s, &mut node).await {
         Ok(()) => Ok(node),
@@ -184,15 +173,35 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
     let p = Paths::new(s.dir);
     write_files(s, &p)?;
     route_services(s.commands).await?;
-    let listener = s
-        .commands
-        .network()
-        .listen(REGISTRY)
-        .map_err(|e| io(format!("the cell's registry at {REGISTRY}: {e}")))?;
-    node.registry = Some(
-        crate::images::registry::serve(listener, &s.tools.images, &s.dir.join("registry.log"))
-            .map_err(|e| io(format!("the cell's registry: {e}")))?,
+    // labcheck itself: containerd's runc (the runtime's policy) and the cell's registry.
+    let helper = super::mesh::helper().map_err(|e| io(format!("labcheck's executable: {e}")))?;
+    let mut registry = vec![
+        "registry".to_owned(),
+        format!("--listen={REGISTRY}"),
+        format!("--log={}", s.dir.join("registry.log").display()),
+    ];
+    registry.extend(
+        s.tools
+            .images
+            .iter()
+            .map(|i| i.archive.display().to_string()),
     );
+    let command = s.commands.command(&helper);
+    node.processes
+        .spawn(command, "registry-server", &helper, &registry)?;
+    let network = s.commands.network();
+    if let Err(detail) =
+        super::local::wait_http(network, REGISTRY, "/v2/", " 200 ", RUNTIME_READY).await
+    {
+        return Err(ClusterError::NotReady {
+            what: format!("the cell's registry at {REGISTRY}"),
+            waited: RUNTIME_READY.as_secs(),
+            detail: format!(
+                "{detail}\n{}",
+                super::local::tail(&s.dir.join("registry-server.log"))
+            ),
+        });
+    }
     let kubeconfig = p.on_host("kubeconfig");
     for (name, binary, args) in super::mesh::controllers(
         &s.tools.kube_controller_manager,
@@ -200,11 +209,10 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
         &kubeconfig,
         s.pki,
     ) {
-        node.spawn_command(s.commands.command(&binary), name, &binary, &args)?;
+        node.processes
+            .spawn(s.commands.command(&binary), name, &binary, &args)?;
     }
 
-    // labcheck itself, run as containerd's runc (the runtime's policy).
-    let helper = super::mesh::helper().map_err(|e| io(format!("the runtime's policy: {e}")))?;
     let mut attachments = paths::attachments(&p, s.tools, &helper);
     attachments.extend(
         KERNEL_KNOBS
@@ -223,7 +231,7 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
 
     let containerd = node_command(&commands, net, "containerd");
     let config = p.in_node("containerd.toml").display().to_string();
-    node.spawn_command(
+    node.processes.spawn(
         containerd,
         "containerd",
         Path::new("containerd"),
@@ -239,9 +247,10 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
         format!("--node-ip={NODE_IP}"),
         "--v=1".into(),
     ];
-    node.spawn_command(kubelet, "kubelet", Path::new("kubelet"), &args)?;
+    node.processes
+        .spawn(kubelet, "kubelet", Path::new("kubelet"), &args)?;
     let started = Instant::now();
-    if let Err(detail) = wait_ready(s.client, NODE_READY).await {
+    if let Err(detail) = wait_ready(s.client, NODE_NAME, NODE_READY).await {
         return Err(ClusterError::NotReady {
             what: format!("the node {NODE_NAME}"),
             waited: NODE_READY.as_secs(),
@@ -257,7 +266,8 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
         "--config={}",
         p.in_node("kube-proxy.yaml").display()
     )];
-    node.spawn_command(proxy, "kube-proxy", Path::new("kube-proxy"), &args)?;
+    node.processes
+        .spawn(proxy, "kube-proxy", Path::new("kube-proxy"), &args)?;
     coredns::install(s.client).await
 }
 
@@ -342,13 +352,18 @@ async fn wait_runtime(
     })
 }
 
-/// Waits until the node reports Ready.
-async fn wait_ready(client: &kube::Client, timeout: Duration) -> Result<(), String> {
+/// Waits until the node `name` reports Ready (a real node's, or a simulated one's); the last
+/// thing seen when it does not.
+pub(super) async fn wait_ready(
+    client: &kube::Client,
+    name: &str,
+    timeout: Duration,
+) -> Result<(), String> {
     let nodes: Api<NodeObject> = Api::all(client.clone());
     let started = Instant::now();
     let mut last = String::from("not registered");
     while started.elapsed() < timeout {
-        match nodes.get_opt(NODE_NAME).await {
+        match nodes.get_opt(name).await {
             Ok(Some(node)) => {
                 let ready = node
                     .status
@@ -378,66 +393,23 @@ async fn wait_ready(client: &kube::Client, timeout: Duration) -> Result<(), Stri
 }
 
 impl RealNode {
-    /// Spawns `command` (of `binary`) with `args`, logging as `name`.
-    fn spawn_command(
-        &mut self,
-        mut command: tokio::process::Command,
-        name: &'static str,
-        binary: &Path,
-        args: &[String],
-    ) -> Result<(), ClusterError> {
-        let (out, err) = super::local::log_file(&self.dir, name)?;
-        let child = command
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .map_err(|source| ClusterError::Spawn {
-                what: binary.display().to_string(),
-                source,
-            })?;
-        self.processes.push(Process { name, child });
-        Ok(())
-    }
-
     /// Stops kube-proxy, the kubelet, containerd and the controllers (SIGTERM, a grace period,
     /// SIGKILL), then the node with every container left.
     pub async fn stop(&mut self) {
-        for p in self.processes.iter_mut().rev() {
-            super::mesh::stop(&mut p.child).await;
-        }
+        self.processes.stop().await;
         if let Some(node) = self.node.as_mut() {
             node.stop().await;
         }
-        if let Some((task, _)) = self.registry.take() {
-            task.abort();
-        }
-    }
-
-    /// The images Pods asked for that the image table does not build.
-    pub fn missing_images(&self) -> Vec<String> {
-        self.registry
-            .as_ref()
-            .map(|(_, misses)| misses.references())
-            .unwrap_or_default()
     }
 
     /// The pids of its processes, for a kept cell's record.
     pub fn pids(&self) -> Vec<u32> {
-        self.processes.iter().filter_map(|p| p.child.id()).collect()
+        self.processes.pids()
     }
 
     /// The logs of its processes and its Pods' containers, for a failed cell's report.
     pub fn logs(&self) -> Vec<PathBuf> {
-        let mut logs: Vec<PathBuf> = self
-            .processes
-            .iter()
-            .map(|p| p.name)
-            .chain(["registry"])
-            .map(|name| self.dir.join(format!("{name}.log")))
-            .filter(|p| p.exists())
-            .collect();
+        let mut logs = self.processes.logs(&["registry"]);
         logs.extend(files_under(&Paths::new(&self.dir).pod_logs()));
         logs
     }
@@ -458,20 +430,4 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     }
     files.sort();
     files
-}
-
-impl Drop for RealNode {
-    fn drop(&mut self) {
-        if let Some((task, _)) = self.registry.take() {
-            task.abort();
-        }
-        if self.keep {
-            return;
-        }
-        for p in &self.processes {
-            if let Some(pid) = p.child.id() {
-                unix::kill_group(pid as i32, libc::SIGKILL);
-            }
-        }
-    }
 }
