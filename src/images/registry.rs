@@ -62,15 +62,7 @@ impl Misses {
         if seen.contains(&reference) {
             return;
         }
-        let served: Vec<&str> = super::table()
-            .iter()
-            .flat_map(|r| r.references.iter().copied())
-            .collect();
-        let line = format!(
-            "a Pod asked for {reference}, which labcheck does not build: the image table \
-             (src/images/table.rs) serves {}\n",
-            served.join(", ")
-        );
+        let line = format!("a Pod asked for it: {}\n", not_built(&reference));
         let _ = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -243,10 +235,17 @@ async fn respond(
         if let Some(bytes) = digest.as_ref().and_then(|d| index.manifests.get(d)) {
             return send(out, 200, MANIFEST, digest.as_deref(), bytes, head).await;
         }
-        return not_found(
+        // As a registry answers for a repository it does not have (Docker Hub: "denied"), with
+        // the reason in the body: containerd asks again with GET for it, and the kubelet's event
+        // for the Pod carries it.
+        let what = super::normalize(&format!("{ns}/{name}:{reference}"));
+        let body = json!({"errors": [{"code": "DENIED", "message": not_built(&what)}]});
+        return send(
             out,
-            "MANIFEST_UNKNOWN",
-            &format!("{ns}/{name}:{reference}"),
+            403,
+            "application/json",
+            None,
+            body.to_string().as_bytes(),
             head,
         )
         .await;
@@ -259,13 +258,30 @@ async fn respond(
     not_found(out, "BLOB_UNKNOWN", rest, head).await
 }
 
+/// Why `reference` cannot be pulled: the table serves others.
+fn not_built(reference: &str) -> String {
+    let served: Vec<&str> = super::table()
+        .iter()
+        .flat_map(|r| r.references.iter().copied())
+        .collect();
+    format!(
+        "labcheck builds no image {reference}: the image table (src/images/table.rs) serves {}",
+        served.join(", ")
+    )
+}
+
 async fn not_found(out: &mut TcpStream, code: &str, what: &str, head: bool) -> std::io::Result<()> {
-    let body = json!({"errors": [{"code": code, "message": format!(
-        "labcheck builds no such image: {what} (the images a cell's node can run are the image \
-         table's, src/images/table.rs; `labcheck doctor` lists them)"
-    )}]});
-    let body = body.to_string();
-    send(out, 404, "application/json", None, body.as_bytes(), head).await
+    let message = format!("no blob {what} in the cell's registry");
+    let body = json!({"errors": [{"code": code, "message": message}]});
+    send(
+        out,
+        404,
+        "application/json",
+        None,
+        body.to_string().as_bytes(),
+        head,
+    )
+    .await
 }
 
 async fn send(
@@ -301,7 +317,11 @@ async fn send_blob(
 }
 
 fn header(status: u16, content_type: &str, digest: Option<&str>, length: u64) -> String {
-    let reason = if status == 200 { "OK" } else { "Not Found" };
+    let reason = match status {
+        200 => "OK",
+        403 => "Forbidden",
+        _ => "Not Found",
+    };
     let mut text = format!(
         "HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\nContent-Length: {length}\r\n\
          Docker-Distribution-API-Version: registry/2.0\r\n"

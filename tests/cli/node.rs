@@ -3,7 +3,8 @@
 //! `/var/tmp` written to, `hostPID`, `hostIPC`, `seccompProfile: Unconfined`,
 //! `procMount: Unmasked`, an unsafe sysctl, the host's disk as a block device, and
 //! `kubectl debug node/…` — each refused with the reason in the Pod's events (or by the API
-//! server), or made harmless (a `hostPath` write lands in the cell's own files). The host is
+//! server), or made harmless (a `hostPath` write lands in the cell's own files); and an image
+//! labcheck does not build, whose pull error names the image table. The host is
 //! checked before and after: a root-owned file under `/var/tmp` that the Pods write to keeps its
 //! content and metadata, no file appears where they aim, and nothing of the run — process,
 //! control group, mount — is left after the lab passes, fails, or is ended by SIGTERM.
@@ -44,6 +45,7 @@ Feature: A hostile learner's Pods on a real node
       pod sysctl '' 'securityContext: {sysctls: [{name: kernel.panic, value: "0"}]}'
       pod disk 'volumeMounts: [{name: h, mountPath: /host}]' 'volumes: [{name: h, hostPath: {path: /dev/vda, type: BlockDevice}}]'
       kubectl debug node/labcheck-node --image=busybox -- sh -c 'echo pwned > /host/var/tmp/@TARGET@'
+      kubectl run redis --image=redis:7
       pod unmasked 'securityContext: {procMount: Unmasked}'
       """
     Then the last command should fail
@@ -57,6 +59,7 @@ Feature: A hostile learner's Pods on a real node
     And the output of "kubectl get pod sysctl -o jsonpath='{.status.reason}'" should contain "SysctlForbidden" within 60 seconds
     And the output of "kubectl get events --field-selector involvedObject.name=disk -o jsonpath='{.items[*].message}'" should contain "is not a block device" within 60 seconds
     And the output of "kubectl get events --no-headers -o custom-columns=OBJ:.involvedObject.name,MSG:.message | grep ^node-debugger-" should contain "hostPID: true would share the node's" within 60 seconds
+    And the output of "kubectl get events --field-selector involvedObject.name=redis -o jsonpath='{.items[*].message}'" should contain "labcheck builds no image docker.io/library/redis:7: the image table (src/images/table.rs) serves" within 60 seconds
     And the output of "kubectl get pod vartmp -o jsonpath='{.status.phase}'" should contain "Running" within 60 seconds
     And the output of "cat /var/tmp/@TARGET@" should contain "pwned-vartmp" within 30 seconds
 "#;
