@@ -1,5 +1,6 @@
 //! Problems of a lab's shape: a lab or step that grades nothing, outlines, mistakes naming checks
-//! the lab does not make by then, limit tags that are no number, Feature tags on a Scenario.
+//! the lab does not make by then, limit tags that are no number, Feature tags on a Scenario,
+//! profiles that cannot go together.
 
 use std::path::Path;
 
@@ -64,6 +65,18 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature, names: &Names) 
         ..problem(line, col, message, hint)
     };
     let mut problems = Vec::new();
+    let node = tags::has(&feature.tags, tags::NODE);
+    if node && (tags::has(&feature.tags, tags::ISTIO) || tags::has(&feature.tags, tags::MESH)) {
+        problems.push(problem(
+            feature.position.line,
+            feature.position.col,
+            "@node cannot be given with @istio or @mesh yet: a real node runs no Istio matrix, \
+             and the live mesh still runs on a simulated node"
+                .to_owned(),
+            "tag the Feature @node for Kubernetes content on a real node, or @mesh for a live \
+             mesh on every Istio version",
+        ));
+    }
     let scenarios = scenarios_in_order(feature);
     if scenarios.is_empty() {
         problems.push(nothing(
@@ -79,16 +92,21 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature, names: &Names) 
     for sc in scenarios {
         let mistake = tags::has(&sc.tags, tags::MISTAKE);
         let at = (sc.position.line, sc.position.col);
-        if tags::has(&sc.tags, tags::MESH) {
-            problems.push(problem(
-                at.0,
-                at.1,
-                format!(
-                    "@mesh is a Feature tag: the Scenario {:?} shares its lab's cell and cluster",
-                    sc.name
-                ),
-                "tag the Feature @mesh (or @メッシュ): every step of the lab then runs on a live mesh",
-            ));
+        for (names, what) in [(tags::MESH, "a live mesh"), (tags::NODE, "a real node")] {
+            if tags::has(&sc.tags, names) {
+                problems.push(problem(
+                    at.0,
+                    at.1,
+                    format!(
+                        "@{} is a Feature tag: the Scenario {:?} shares its lab's cell and cluster",
+                        names[0], sc.name
+                    ),
+                    &format!(
+                        "tag the Feature @{} (or @{}): every step of the lab then runs on {what}",
+                        names[0], names[1]
+                    ),
+                ));
+            }
         }
         if !sc.examples.is_empty() {
             problems.push(problem(
@@ -197,5 +215,28 @@ mod tests {
         assert_eq!(p.len(), 1, "{p:?}");
         assert_eq!(p[0].line, 3);
         assert!(p[0].message.contains("@mesh is a Feature tag"), "{p:?}");
+    }
+
+    #[test]
+    fn node_is_a_feature_tag_that_goes_with_no_istio_profile() {
+        assert!(
+            lint(&format!(
+                "@kubernetes @node\nFeature: x\n  Scenario: y\n{STEP}"
+            ))
+            .is_empty()
+        );
+        assert!(lint(&format!("@ノード\nFeature: x\n  Scenario: y\n{STEP}")).is_empty());
+        let p = lint(&format!("Feature: x\n  @node\n  Scenario: y\n{STEP}"));
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].message.contains("@node is a Feature tag"), "{p:?}");
+        for tags in ["@istio @node", "@node @mesh"] {
+            let p = lint(&format!("{tags}\nFeature: x\n  Scenario: y\n{STEP}"));
+            assert_eq!(p.len(), 1, "{tags}: {p:?}");
+            assert_eq!(p[0].line, 2, "{p:?}");
+            assert!(
+                p[0].message
+                    .contains("@node cannot be given with @istio or @mesh yet")
+            );
+        }
     }
 }
