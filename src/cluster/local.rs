@@ -244,7 +244,7 @@ impl LocalCluster {
             node.stop().await;
         }
         for child in [&mut self.apiserver, &mut self.etcd] {
-            mesh::stop(child).await;
+            super::processes::stop(child).await;
         }
     }
 

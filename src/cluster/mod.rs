@@ -15,7 +15,7 @@ pub mod local;
 pub mod mesh;
 pub mod node;
 pub mod pool;
-mod processes;
+pub(crate) mod processes;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

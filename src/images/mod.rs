@@ -39,6 +39,17 @@ pub struct Sources {
     pub coredns: PathBuf,
 }
 
+impl Sources {
+    /// The sources a real node's toolchain holds: the pause container's source installed beside
+    /// the `kubelet` ([`crate::toolchain::PAUSE_SOURCE`]) and the `coredns` binary.
+    pub fn of_node(kubelet: &Path, coredns: &Path) -> Sources {
+        Sources {
+            pause_source: kubelet.with_file_name(crate::toolchain::PAUSE_SOURCE),
+            coredns: coredns.to_owned(),
+        }
+    }
+}
+
 /// An image in the cache, ready to import.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Built {

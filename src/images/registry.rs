@@ -5,8 +5,8 @@
 //! group), so a kept cell keeps it. A node's containerd pulls every
 //! image through it (its hosts configuration sends every registry here), as a node pulls from a
 //! registry — `imagePullPolicy: Always` included — and an image the table does not build is
-//! not found, as it would not be on a registry. Nothing is copied into a cell but what its
-//! containerd pulls.
+//! refused as a registry refuses a repository it does not have, the reason naming the table.
+//! Nothing is copied into a cell but what its containerd pulls.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Seek};
@@ -22,11 +22,6 @@ use tokio::net::{TcpListener, TcpStream};
 const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
 const CONFIG: &str = "application/vnd.oci.image.config.v1+json";
 const LAYER: &str = "application/vnd.oci.image.layer.v1.tar";
-
-/// An archive being indexed.
-struct Archive {
-    archive: PathBuf,
-}
 
 /// Where a blob's bytes are: a range of an archive.
 #[derive(Clone, Debug)]
@@ -103,52 +98,46 @@ pub async fn run(listen: std::net::SocketAddr, log: &Path, archives: &[PathBuf])
     }
 }
 
-/// Reads each archive's `manifest.json` (its tags), config and layers' places.
+/// Reads each archive's `manifest.json` (its tags) and where its config and layers lie in it.
 fn index(archives: &[PathBuf]) -> std::io::Result<Index> {
     let mut index = Index::default();
-    for archive_path in archives {
-        let image = Archive {
-            archive: archive_path.clone(),
-        };
-        let mut entries: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-        let mut file = std::fs::File::open(&image.archive)?;
-        let mut archive = tar::Archive::new(&mut file);
-        for entry in archive.entries_with_seek()? {
+    for archive in archives {
+        let mut places: BTreeMap<String, Blob> = BTreeMap::new();
+        let mut file = std::fs::File::open(archive)?;
+        for entry in tar::Archive::new(&mut file).entries_with_seek()? {
             let entry = entry?;
             let name = entry.path()?.to_string_lossy().into_owned();
-            entries.insert(name, (entry.raw_file_position(), entry.size()));
+            let (offset, size) = (entry.raw_file_position(), entry.size());
+            let archive = archive.clone();
+            places.insert(
+                name,
+                Blob {
+                    archive,
+                    offset,
+                    size,
+                },
+            );
         }
-        let read = |name: &str| -> std::io::Result<Vec<u8>> {
-            let (offset, size) = entries
+        let place = |name: &str| {
+            places
                 .get(name)
-                .copied()
-                .ok_or_else(|| std::io::Error::other(format!("{name} is not in the archive")))?;
-            let mut f = std::fs::File::open(&image.archive)?;
-            f.seek(std::io::SeekFrom::Start(offset))?;
-            let mut bytes = vec![0; usize::try_from(size).unwrap_or(0)];
-            f.read_exact(&mut bytes)?;
-            Ok(bytes)
+                .cloned()
+                .ok_or_else(|| std::io::Error::other(format!("{name} is not in the archive")))
         };
-        let docker: Value = serde_json::from_slice(&read("manifest.json")?)?;
+        let manifest_json = place("manifest.json")?;
+        let mut bytes = vec![0; usize::try_from(manifest_json.size).unwrap_or(0)];
+        file.seek(std::io::SeekFrom::Start(manifest_json.offset))?;
+        file.read_exact(&mut bytes)?;
+        let docker: Value = serde_json::from_slice(&bytes)?;
         let Some(first) = docker.get(0) else {
             continue;
         };
-        let config_name = first["Config"].as_str().unwrap_or_default();
-        let config = read(config_name)?;
+        // A `docker save` archive names each blob by its digest: `<hex>.json`, `<hex>/layer.tar`.
         let blob = |name: &str| -> std::io::Result<(String, Blob)> {
-            let (offset, size) = entries
-                .get(name)
-                .copied()
-                .ok_or_else(|| std::io::Error::other(format!("{name} is not in the archive")))?;
             let digest = format!("sha256:{}", name.split(['/', '.']).next().unwrap_or(name));
-            let blob = Blob {
-                archive: image.archive.clone(),
-                offset,
-                size,
-            };
-            Ok((digest, blob))
+            Ok((digest, place(name)?))
         };
-        let (config_digest, config_blob) = blob(config_name)?;
+        let (config_digest, config) = blob(first["Config"].as_str().unwrap_or_default())?;
         let mut layers = Vec::new();
         for layer in first["Layers"].as_array().into_iter().flatten() {
             let (digest, b) = blob(layer.as_str().unwrap_or_default())?;
@@ -158,10 +147,10 @@ fn index(archives: &[PathBuf]) -> std::io::Result<Index> {
         let manifest = serde_json::to_vec(&json!({
             "schemaVersion": 2,
             "mediaType": MANIFEST,
-            "config": {"mediaType": CONFIG, "digest": config_digest, "size": config.len()},
+            "config": {"mediaType": CONFIG, "digest": config_digest, "size": config.size},
             "layers": layers,
         }))?;
-        index.blobs.insert(config_digest, config_blob);
+        index.blobs.insert(config_digest, config);
         let digest = format!("sha256:{:x}", Sha256::digest(&manifest));
         for tag in first["RepoTags"].as_array().into_iter().flatten() {
             let reference = super::normalize(tag.as_str().unwrap_or_default());

@@ -5,8 +5,6 @@
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
@@ -110,15 +108,7 @@ fn describe_status(status: ExitStatus) -> String {
 /// SIGTERM to the child's process group (it is its leader), SIGKILL if it is still there after
 /// [`GRACE`].
 async fn stop(child: &mut tokio::process::Child) {
-    let Some(group) = child.id().and_then(|id| i32::try_from(id).ok()) else {
-        return;
-    };
-    let group = Pid::from_raw(group);
-    let _ = killpg(group, Signal::SIGTERM);
-    if tokio::time::timeout(GRACE, child.wait()).await.is_err() {
-        let _ = killpg(group, Signal::SIGKILL);
-        let _ = child.wait().await;
-    }
+    crate::sandbox::unix::stop_group(child, GRACE).await;
 }
 
 #[cfg(test)]

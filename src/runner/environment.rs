@@ -123,25 +123,26 @@ impl Environment {
 
     /// The binaries and images of a real node, when all were resolved.
     pub fn node_tools(&self) -> Option<crate::cluster::node::NodeTools> {
-        let named = |name: &str| {
+        use crate::toolchain::Tool as T;
+        let named = |tool: T| {
             self.node
                 .iter()
-                .find(|t| t.name == name)
+                .find(|t| t.name == tool.name())
                 .map(|t| t.path.clone())
         };
-        let cni = ["bridge", "host-local", "loopback", "portmap"]
-            .iter()
-            .map(|n| named(n))
+        let cni = [T::CniBridge, T::CniHostLocal, T::CniLoopback, T::CniPortmap]
+            .into_iter()
+            .map(named)
             .collect::<Option<Vec<_>>>()?;
         Some(crate::cluster::node::NodeTools {
-            kube_controller_manager: named("kube-controller-manager")?,
-            kube_scheduler: named("kube-scheduler")?,
-            kubelet: named("kubelet")?,
-            kube_proxy: named("kube-proxy")?,
-            containerd: named("containerd")?,
-            containerd_shim: named("containerd-shim-runc-v2")?,
-            ctr: named("ctr")?,
-            runc: named("runc")?,
+            kube_controller_manager: named(T::KubeControllerManager)?,
+            kube_scheduler: named(T::KubeScheduler)?,
+            kubelet: named(T::Kubelet)?,
+            kube_proxy: named(T::KubeProxy)?,
+            containerd: named(T::Containerd)?,
+            containerd_shim: named(T::ContainerdShim)?,
+            ctr: named(T::Ctr)?,
+            runc: named(T::Runc)?,
             cni,
             images: self.images.clone(),
         })
@@ -196,7 +197,8 @@ impl Environment {
     }
 }
 
-/// What only the cluster runs, never the learner.
+/// What only the cluster runs, never the learner (besides a real node's tools,
+/// [`crate::toolchain::node::node_tools`]).
 const CLUSTER_ONLY: &[&str] = &[
     "kube-apiserver",
     "pilot-discovery",
@@ -207,17 +209,6 @@ const CLUSTER_ONLY: &[&str] = &[
     "envoy",
     "echo-server",
     "echo-client",
-    "kubelet",
-    "kube-proxy",
-    "containerd",
-    "containerd-shim-runc-v2",
-    "ctr",
-    "runc",
-    "bridge",
-    "host-local",
-    "loopback",
-    "portmap",
-    "coredns",
 ];
 
 /// The tools a cell puts first on the learner's PATH, by name: all but those only the cluster
@@ -225,7 +216,10 @@ const CLUSTER_ONLY: &[&str] = &[
 pub fn learner_tools(tools: &[&Tool]) -> Vec<(String, PathBuf)> {
     tools
         .iter()
-        .filter(|t| !CLUSTER_ONLY.contains(&t.name.as_str()))
+        .filter(|t| {
+            !CLUSTER_ONLY.contains(&t.name.as_str())
+                && !crate::toolchain::node::node_tools().any(|n| n.name() == t.name)
+        })
         .map(|t| (t.name.clone(), t.path.clone()))
         .collect()
 }
@@ -256,6 +250,28 @@ mod tests {
         assert_eq!(Needs::of(&tags(&["kubernetes"])), Needs::Cluster);
         assert_eq!(Needs::of(&tags(&[])), Needs::Sandbox);
         assert!(Needs::Mesh.istio() && Needs::Istio.istio() && !Needs::Cluster.istio());
+    }
+
+    #[test]
+    fn a_node_cell_runs_the_nodes_tools_and_the_learner_gets_none() {
+        let mut env = Environment::sandbox_only();
+        env.kubectl = Some(tool("kubectl"));
+        env.node = ["kube-controller-manager", "kube-scheduler"]
+            .into_iter()
+            .chain(crate::toolchain::node::node_tools().map(|t| t.name()))
+            .map(tool)
+            .collect();
+        assert_eq!(Needs::of(&tags(&["kubernetes", "node"])), Needs::Node);
+        assert_eq!(Needs::of(&tags(&["ノード"])), Needs::Node);
+        let learner: Vec<String> = learner_tools(&env.tools_for(Needs::Node, "-"))
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(learner, ["kubectl"]);
+        let node = env.node_tools().expect("all resolved");
+        assert_eq!(node.kubelet, PathBuf::from("/cache/kubelet"));
+        assert_eq!(node.cni.len(), 4);
+        assert!(Environment::sandbox_only().node_tools().is_none());
     }
 
     #[test]

@@ -122,16 +122,16 @@ async fn node_images(
     tc: &Toolchain,
     node: &[Tool],
 ) -> Result<Vec<crate::images::Built>, EnvironmentError> {
-    let path = |name: &str| {
+    let path = |tool: toolchain::Tool| {
         node.iter()
-            .find(|t| t.name == name)
+            .find(|t| t.name == tool.name())
             .map(|t| t.path.clone())
             .unwrap_or_default()
     };
-    let sources = crate::images::Sources {
-        pause_source: path("kubelet").with_file_name(toolchain::PAUSE_SOURCE),
-        coredns: path("coredns"),
-    };
+    let sources = crate::images::Sources::of_node(
+        &path(toolchain::Tool::Kubelet),
+        &path(toolchain::Tool::Coredns),
+    );
     let rows: Vec<&'static crate::images::Row> = crate::images::table().iter().collect();
     Ok(crate::images::ensure(tc.cache_dir(), &sources, &rows).await?)
 }

@@ -287,7 +287,7 @@ fn remove_tree(dir: &Path) -> bool {
 /// its directory under [`ROOT`] and its key in `/proc/self/cgroup`: a cell is in all of them, so
 /// that a node's cgroup namespace is rooted at the cell's group everywhere and the groups a
 /// kubelet makes there are the cell's.
-pub fn other_hierarchies() -> Vec<(String, String)> {
+fn other_hierarchies() -> Vec<(String, String)> {
     own_groups()
         .into_iter()
         .map(|(controllers, _)| controllers)
@@ -295,6 +295,18 @@ pub fn other_hierarchies() -> Vec<(String, String)> {
         .map(|c| (c.trim_start_matches("name=").to_owned(), c))
         .filter(|(dir, _)| Path::new(ROOT).join(dir).join("cgroup.procs").exists())
         .collect()
+}
+
+/// Every v1 hierarchy this process is in that the machine mounts, by directory and key: memory,
+/// pids and CPU, then the others ([`other_hierarchies`]).
+pub fn v1_hierarchies() -> Vec<(String, String)> {
+    let mut all: Vec<(String, String)> = ["memory", "pids", "cpu"]
+        .iter()
+        .filter(|h| Path::new(ROOT).join(h).join("cgroup.procs").exists())
+        .map(|h| (h.to_string(), h.to_string()))
+        .collect();
+    all.extend(other_hierarchies());
+    all
 }
 
 /// A new cpuset group has no CPU and no memory node: it takes its parent's, at every level from

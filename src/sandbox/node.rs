@@ -272,14 +272,7 @@ fn cgroup_mounts() -> Vec<Op> {
         data: Some(cstring("mode=755")),
         optional: false,
     }];
-    let base = Path::new("/sys/fs/cgroup");
-    let mut hierarchies: Vec<(String, String)> = ["memory", "pids", "cpu"]
-        .iter()
-        .filter(|h| base.join(h).join("cgroup.procs").exists())
-        .map(|h| (h.to_string(), h.to_string()))
-        .collect();
-    hierarchies.extend(super::cgroup::other_hierarchies());
-    for (dir, key) in hierarchies {
+    for (dir, key) in super::cgroup::v1_hierarchies() {
         let target = cstring(format!("{root}/{dir}"));
         let data = if key.starts_with("name=") {
             format!("none,{key}")
@@ -296,7 +289,7 @@ fn cgroup_mounts() -> Vec<Op> {
             optional: false,
         });
     }
-    if base.join("unified/cgroup.procs").exists() {
+    if Path::new(root).join("unified/cgroup.procs").exists() {
         let target = cstring(format!("{root}/unified"));
         ops.push(Op::Mkdir(target.clone()));
         ops.push(Op::Mount {

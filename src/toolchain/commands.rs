@@ -47,10 +47,8 @@ async fn images(tc: &Toolchain, build: bool) -> Result<Vec<String>, crate::image
             .map(|r| r.path)
             .unwrap_or_default()
     };
-    let sources = crate::images::Sources {
-        pause_source: path(super::Tool::Kubelet).with_file_name(super::PAUSE_SOURCE),
-        coredns: path(super::Tool::Coredns),
-    };
+    let sources =
+        crate::images::Sources::of_node(&path(super::Tool::Kubelet), &path(super::Tool::Coredns));
     let mut lines = Vec::new();
     for row in crate::images::table() {
         let refs = row.references.join(", ");

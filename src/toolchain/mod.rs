@@ -18,6 +18,7 @@ pub mod commands;
 pub mod download;
 mod error;
 mod fetch;
+pub mod forms;
 pub mod gobuild;
 pub mod node;
 pub mod pip;

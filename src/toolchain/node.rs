@@ -6,8 +6,8 @@
 use serde::Deserialize;
 
 use super::Tool;
+use super::forms::is_tag;
 use super::gobuild::Recipe;
-use super::versions::is_tag;
 
 /// The containerd version when the config's `[node]` table names none.
 pub const DEFAULT_CONTAINERD: &str = "v2.4.2";

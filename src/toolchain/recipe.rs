@@ -6,8 +6,9 @@
 //! `replace` directives (etcd, Kubernetes) and cannot add pins a snapshot needs (Istio 1.30).
 
 use super::Tool;
+use super::forms::{pseudo_commit, staging_version};
 use super::gobuild::GO_MIN;
-use super::versions::{GoModule, IstioSpec, Replace, pseudo_commit, staging_version};
+use super::versions::{GoModule, IstioSpec, Replace};
 
 /// How to build one tool at one version from Go.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! The version config, `istio-versions.toml` at the repository root: which Istio versions exist
 //! (by label), the default matrix, and the Kubernetes, etcd and kwok versions of the local
-//! cluster.
+//! cluster and those of a real node's parts (`[node]`). The shapes of version strings are
+//! [`super::forms`]'.
 //!
 //! [`load_versions`] parses and validates the whole file up front, so a bad pin or an unknown
 //! label fails in a second, before any build or download; [`Versions::resolve`] turns what a user
@@ -13,6 +14,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::ToolError;
+use super::forms::{
+    is_path_safe, is_pseudo_version, is_release_number, is_tag, pseudo_commit, staging_version,
+};
 use super::node::NodeVersions;
 
 /// The file name of the version config, at the repository root.
@@ -410,62 +414,6 @@ fn entry_spec(raw: RawIstio) -> Result<IstioSpec, String> {
         release: raw.release,
         module,
     })
-}
-
-/// `1.29.3`, `1.30.0-rc.1`: three numbers and an optional pre-release suffix.
-pub fn is_release_number(s: &str) -> bool {
-    let (core, suffix) = match s.split_once('-') {
-        Some((core, suffix)) => (core, Some(suffix)),
-        None => (s, None),
-    };
-    let parts: Vec<&str> = core.split('.').collect();
-    parts.len() == 3
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-        && suffix.is_none_or(|x| !x.is_empty() && is_path_safe(x))
-}
-
-/// `v3.6.16`: a Go module tag.
-pub(super) fn is_tag(s: &str) -> bool {
-    s.strip_prefix('v').is_some_and(is_release_number)
-}
-
-/// The staging-module version matching a Kubernetes tag: `v1.35.4` → `v0.35.4`.
-pub fn staging_version(kubernetes: &str) -> Result<String, String> {
-    let Some(rest) = kubernetes
-        .strip_prefix("v1.")
-        .filter(|_| is_tag(kubernetes))
-    else {
-        return Err(format!(
-            "version {kubernetes:?} is not a Kubernetes tag like v1.35.4"
-        ));
-    };
-    Ok(format!("v0.{rest}"))
-}
-
-/// A Go pseudo-version (`v0.0.0-20260827124520-eed52ebb66ad`) names a commit, not a release.
-pub fn is_pseudo_version(v: &str) -> bool {
-    pseudo_commit(v).is_some()
-}
-
-/// The commit a pseudo-version names: its last 12 hex digits.
-pub fn pseudo_commit(v: &str) -> Option<&str> {
-    let mut parts = v.rsplitn(3, '-');
-    let commit = parts.next()?;
-    let time = parts.next()?;
-    let time = time.rsplit('.').next().unwrap_or(time);
-    let is_commit = commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit());
-    let is_time = time.len() == 14 && time.bytes().all(|b| b.is_ascii_digit());
-    (is_commit && is_time).then_some(commit)
-}
-
-/// Whether `s` can be one component of a cache path and of a download URL.
-pub fn is_path_safe(s: &str) -> bool {
-    !s.is_empty()
-        && !s.starts_with('.')
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b'+'))
 }
 
 #[cfg(test)]

@@ -87,28 +87,6 @@ pub fn pod_tools(tools: &MeshTools) -> Vec<(String, PathBuf)> {
     .collect()
 }
 
-/// The labcheck executable kwok runs for an exec ([`shim`]): this process's when it is labcheck;
-/// else (the library run by a test harness, in `target/<profile>/deps/`) the `labcheck` beside it
-/// or one directory up, as cargo lays them out. Never another program: run by kwok, anything but
-/// labcheck would do what its own arguments say.
-pub fn helper() -> io::Result<PathBuf> {
-    let me = std::env::current_exe()?;
-    if me.file_name().is_some_and(|n| n == "labcheck") {
-        return Ok(me);
-    }
-    me.ancestors()
-        .skip(1)
-        .take(2)
-        .map(|d| d.join("labcheck"))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            io::Error::other(format!(
-                "no labcheck executable beside {} to run kubectl exec",
-                me.display()
-            ))
-        })
-}
-
 /// Makes `dir/exec-bin` with every name of `dirs` and of the images' programs (`pod_tools`, as
 /// [`pod_tools`] gives them) linked to `helper` ([`helper`], as kwok sees it); returns kwok's
 /// environment: that directory as its PATH, the socket's directory — both as kwok sees `dir`,

@@ -97,7 +97,7 @@ impl Istiod {
         let _ = (&mut self.task).await;
         let running = lock(&self.running).take();
         if let Some(mut r) = running {
-            super::stop(&mut r.child).await;
+            crate::cluster::processes::stop(&mut r.child).await;
         }
     }
 }
@@ -140,7 +140,7 @@ async fn follow(w: Watch, running: Arc<Mutex<Option<Running>>>) {
         }
         let old = lock(&running).take();
         if let Some(mut old) = old {
-            super::stop(&mut old.child).await;
+            crate::cluster::processes::stop(&mut old.child).await;
             let addr = format!("{}/32", old.pod.ip);
             let _ = super::ip(&w.commands, &["addr", "del", &addr, "dev", INTERFACE]).await;
         }

@@ -27,7 +27,7 @@ use super::{ClusterError, certs, kubeconfig};
 use crate::sandbox::{LearnerCommands, NetworkCommands, Node, NodeCommands, unix};
 use node::{NODE_DIR, executables, in_node, node_program};
 
-pub use exec::{helper, pod_tools, shim};
+pub use exec::{pod_tools, shim};
 
 /// The binaries a live mesh adds to the local cluster's, for one Istio version.
 #[derive(Clone, Debug)]
@@ -88,7 +88,7 @@ async fn forward(commands: &NetworkCommands) -> Result<(), ClusterError> {
 }
 
 /// Runs `ip` (iproute2) in the cell's network namespace.
-async fn ip(commands: &NetworkCommands, args: &[&str]) -> Result<(), ClusterError> {
+pub(super) async fn ip(commands: &NetworkCommands, args: &[&str]) -> Result<(), ClusterError> {
     run(commands, "ip", args).await
 }
 
@@ -201,7 +201,7 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
     std::fs::write(&kwok_config, kwok::config())
         .map_err(|e| io(format!("cannot write {}: {e}", kwok_config.display())))?;
 
-    for (name, binary, args) in controllers(
+    for (name, binary, args) in super::processes::controllers(
         &s.tools.kube_controller_manager,
         &s.tools.kube_scheduler,
         &config,
@@ -224,7 +224,7 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
     let learner_path = s.learner.env().get("PATH").cloned().unwrap_or_default();
     let mut dirs: Vec<PathBuf> = std::env::split_paths(&learner_path).collect();
     dirs.push(s.learner_bin.to_owned());
-    let helper = exec::helper().map_err(|e| io(e.to_string()))?;
+    let helper = super::processes::helper().map_err(|e| io(e.to_string()))?;
     let kwok_env = exec::prepare(
         s.dir,
         Path::new(NODE_DIR),
@@ -311,44 +311,6 @@ async fn bring_up(s: &Start<'_>, mesh: &mut Mesh) -> Result<(), ClusterError> {
         }
     }
     Ok(())
-}
-
-/// kube-controller-manager and kube-scheduler, with their arguments: the Deployments,
-/// ReplicaSets, EndpointSlices and service-account tokens of a cluster with Pods, signed
-/// certificates, and Pods put on nodes.
-pub(super) fn controllers(
-    controller_manager: &Path,
-    scheduler: &Path,
-    config: &Path,
-    pki: &certs::Pki,
-) -> [(&'static str, PathBuf, Vec<String>); 2] {
-    let path = |p: &Path| p.display().to_string();
-    let kubeconfig = format!("--kubeconfig={}", path(config));
-    let controller_manager_args = vec![
-        kubeconfig.clone(),
-        "--use-service-account-credentials=false".into(),
-        format!("--service-account-private-key-file={}", path(&pki.sa_key)),
-        format!("--root-ca-file={}", path(&pki.ca_cert)),
-        format!("--cluster-signing-cert-file={}", path(&pki.ca_cert)),
-        format!("--cluster-signing-key-file={}", path(&pki.ca_key)),
-        "--leader-elect=false".into(),
-        "--bind-address=127.0.0.1".into(),
-        "--secure-port=10257".into(),
-    ];
-    let scheduler_args = vec![
-        kubeconfig,
-        "--leader-elect=false".into(),
-        "--bind-address=127.0.0.1".into(),
-        "--secure-port=10259".into(),
-    ];
-    [
-        (
-            "kube-controller-manager",
-            controller_manager.to_owned(),
-            controller_manager_args,
-        ),
-        ("kube-scheduler", scheduler.to_owned(), scheduler_args),
-    ]
 }
 
 impl Mesh {
@@ -458,20 +420,5 @@ impl Mesh {
             .collect();
         logs.sort();
         logs
-    }
-}
-
-/// Stops a process group: SIGTERM, up to 3 s, then SIGKILL. Every process of a cell's cluster
-/// ends this way.
-pub(super) async fn stop(child: &mut tokio::process::Child) {
-    if let Some(pid) = child.id() {
-        unix::kill_group(pid as i32, libc::SIGTERM);
-        if tokio::time::timeout(Duration::from_secs(3), child.wait())
-            .await
-            .is_err()
-        {
-            unix::kill_group(pid as i32, libc::SIGKILL);
-            let _ = child.wait().await;
-        }
     }
 }

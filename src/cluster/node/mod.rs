@@ -5,7 +5,8 @@
 //! namespace with the node's own `/run`, `/var/lib/kubelet`, `/var/log` and cgroup hierarchies,
 //! a PID namespace out of the learner's reach, a cgroup namespace rooted at the cell's groups);
 //! containers run under the runtime's policy ([`policy`]). Every image a Pod runs comes from
-//! the image table ([`crate::images`]), imported into the node's containerd at its start.
+//! the image table ([`crate::images`]), pulled by the node's containerd from the cell's
+//! registry (`labcheck registry`, a process of the cell).
 
 mod config;
 mod coredns;
@@ -74,7 +75,7 @@ pub struct NodeTools {
     pub runc: PathBuf,
     /// The CNI plugins (bridge, host-local, loopback, portmap).
     pub cni: Vec<PathBuf>,
-    /// The images the node's containerd holds: the table's that are built.
+    /// The images the cell's registry serves: the table's, built.
     pub images: Vec<crate::images::Built>,
 }
 
@@ -93,14 +94,15 @@ pub struct Start<'a> {
 /// A running node. Dropped, it ends with every container (unless the cell is kept).
 #[derive(Debug)]
 pub struct RealNode {
-    /// In start order: the controllers, then containerd, the kubelet and kube-proxy.
+    /// In start order: the registry, the controllers, then containerd, the kubelet and
+    /// kube-proxy.
     processes: Processes,
     node: Option<Node>,
     dir: PathBuf,
 }
 
-/// Starts the controllers, the node's runtime with the table's images, the kubelet (until the
-/// node is Ready), kube-proxy and CoreDNS. If any of it fails, what did start is stopped.
+/// Starts the cell's registry of the table's images, the controllers, the node's runtime, the
+/// kubelet (until the node is Ready), kube-proxy and CoreDNS. If any of it fails, what did start is stopped.
 pub async fn start(s: Start<'_>) -> Result<RealNode, ClusterError> {
     let mut node = RealNode {
         processes: Processes::new(s.dir, s.keep),
@@ -125,12 +127,11 @@ fn io(e: impl std::fmt::Display) -> ClusterError {
 fn write_files(s: &Start<'_>, p: &Paths) -> Result<(), ClusterError> {
     p.create()
         .map_err(|e| io(format!("cannot create {}: {e}", p.host.display())))?;
-    let pause = PAUSE;
     let write = |name: &str, text: &str| {
         let path = p.on_host(name);
         std::fs::write(&path, text).map_err(|e| io(format!("cannot write {}: {e}", path.display())))
     };
-    write("containerd.toml", &config::containerd(p, pause))?;
+    write("containerd.toml", &config::containerd(p, PAUSE))?;
     write("net.d/10-labcheck.conflist", &config::cni())?;
     write("kubelet.yaml", &config::kubelet(p))?;
     write("kube-proxy.yaml", &config::kube_proxy(p))?;
@@ -174,7 +175,8 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
     write_files(s, &p)?;
     route_services(s.commands).await?;
     // labcheck itself: containerd's runc (the runtime's policy) and the cell's registry.
-    let helper = super::mesh::helper().map_err(|e| io(format!("labcheck's executable: {e}")))?;
+    let helper =
+        super::processes::helper().map_err(|e| io(format!("labcheck's executable: {e}")))?;
     let mut registry = vec![
         "registry".to_owned(),
         format!("--listen={REGISTRY}"),
@@ -203,7 +205,7 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
         });
     }
     let kubeconfig = p.on_host("kubeconfig");
-    for (name, binary, args) in super::mesh::controllers(
+    for (name, binary, args) in super::processes::controllers(
         &s.tools.kube_controller_manager,
         &s.tools.kube_scheduler,
         &kubeconfig,
@@ -249,7 +251,6 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
     ];
     node.processes
         .spawn(kubelet, "kubelet", Path::new("kubelet"), &args)?;
-    let started = Instant::now();
     if let Err(detail) = wait_ready(s.client, NODE_NAME, NODE_READY).await {
         return Err(ClusterError::NotReady {
             what: format!("the node {NODE_NAME}"),
@@ -260,7 +261,6 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
             ),
         });
     }
-    let _ready_after = started.elapsed();
     let proxy = node_command(&commands, net, "kube-proxy");
     let args = [format!(
         "--config={}",
@@ -293,24 +293,8 @@ fn node_command(commands: &NodeCommands, net: &Network, name: &str) -> tokio::pr
 /// Services' addresses are routed to the node's interface, so that kube-proxy's rules apply to
 /// a request for a ClusterIP from the cell (the learner's shell) too.
 async fn route_services(commands: &NetworkCommands) -> Result<(), ClusterError> {
-    let out = commands
-        .command("ip")
-        .args(["route", "add", SERVICE_CIDR, "dev", super::mesh::INTERFACE])
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .map_err(|source| ClusterError::Spawn {
-            what: "ip route add".into(),
-            source,
-        })?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(ClusterError::Command {
-            command: format!("ip route add {SERVICE_CIDR}"),
-            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        })
-    }
+    let route = ["route", "add", SERVICE_CIDR, "dev", super::mesh::INTERFACE];
+    super::mesh::ip(commands, &route).await
 }
 
 /// `ctr` in the node, against its containerd, in the namespace the kubelet's images are in.
@@ -430,4 +414,19 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     }
     files.sort();
     files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_images_a_node_runs_itself_are_the_tables() {
+        for reference in [PAUSE, COREDNS] {
+            assert!(
+                crate::images::lookup(reference).is_some(),
+                "{reference} is no row of the image table"
+            );
+        }
+    }
 }

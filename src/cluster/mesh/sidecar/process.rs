@@ -17,7 +17,7 @@ use crate::sandbox::{NetworkCommands, children_of, parent_of};
 pub(super) async fn end(cell: &NetworkCommands, mut proxy: Proxy) {
     // No new port-forwarded connection from here on.
     drop(proxy.relays);
-    futures::future::join_all(proxy.apps.iter_mut().map(super::super::stop)).await;
+    futures::future::join_all(proxy.apps.iter_mut().map(crate::cluster::processes::stop)).await;
     let Some(mut child) = proxy.child.take() else {
         podnet::remove(cell, &proxy.net.host_end).await;
         return;
@@ -37,7 +37,7 @@ pub(super) async fn end(cell: &NetworkCommands, mut proxy: Proxy) {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
-    super::super::stop(&mut child).await;
+    crate::cluster::processes::stop(&mut child).await;
     podnet::remove(cell, &proxy.net.host_end).await;
 }
 
