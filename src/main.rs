@@ -5,9 +5,5 @@ fn main() {
     if let Some(code) = labcheck::cluster::node::policy::as_runc() {
         std::process::exit(code);
     }
-    // Run by a live mesh's kwok for `kubectl exec` into a Pod: hand the command to the harness.
-    if let Some(code) = labcheck::cluster::pod_exec() {
-        std::process::exit(code);
-    }
     std::process::exit(labcheck::cli::main());
 }

@@ -1,7 +1,7 @@
 //! The `local` backend: etcd and kube-apiserver started inside the cell's network namespace
 //! (only `lo`: nothing leaves the machine; fixed ports can't collide between cells), with
 //! certificates made in-process. Exactly the lab environment: an API server, no nodes, no
-//! controllers, no istiod — unless the lab asks for a live mesh ([`super::mesh`]), which this
+//! controllers, no istiod — unless the lab asks for a real node ([`super::node`]), which this
 //! cluster then carries.
 
 use std::net::SocketAddr;
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use super::{ClusterError, certs, kubeconfig, mesh};
+use super::{ClusterError, certs, kubeconfig};
 use crate::sandbox::{Network, Sandbox, unix};
 
 pub const ETCD_PORT: u16 = 2379;
@@ -31,8 +31,8 @@ pub struct LocalCluster {
     pub dir: PathBuf,
     /// A kept cell's cluster outlives the harness.
     pub keep: bool,
-    /// The live mesh on this cluster (`@mesh` labs), once started.
-    pub mesh: Option<mesh::Mesh>,
+    /// The watch that completes Istio on the node (`@mesh` labs), once started.
+    pub mesh: Option<super::mesh::Mesh>,
     /// The real node of this cluster (`@node` labs), once started.
     pub node: Option<super::node::RealNode>,
 }
@@ -66,8 +66,8 @@ pub(super) fn tail(path: &Path) -> String {
 
 /// Starts etcd and kube-apiserver in the sandbox's network and writes the learner's kubeconfig
 /// to `learner_kubeconfig`. Returns the processes, the PKI and the address inside the cell. For
-/// a live mesh (`mesh`), the cell's network gets its interface first and the API server the
-/// flags the mesh needs.
+/// a real node, the cell's network gets its interface first and the API server the flags the
+/// node needs.
 pub async fn start(
     sandbox: &Sandbox,
     tools: &LocalTools,
@@ -79,7 +79,7 @@ pub async fn start(
         let commands = sandbox
             .network_commands()
             .map_err(|e| ClusterError::Io(e.to_string()))?;
-        mesh::network(&commands).await?;
+        super::node::network(&commands).await?;
     }
     let pki = certs::write(&dir.join("pki")).map_err(ClusterError::Io)?;
     let etcd_url = format!("http://127.0.0.1:{ETCD_PORT}");
@@ -197,15 +197,13 @@ async fn start_etcd(
 pub enum Profile {
     /// Nothing: no controller, no node.
     Plain,
-    /// A live mesh with a simulated node ([`mesh`]).
-    Mesh,
     /// A real node ([`super::node`]).
     Node,
 }
 
-/// The API server's flags that differ between profiles. A plain cluster and a live mesh serve
-/// at 127.0.0.1 only, and the `kubernetes` Service has no endpoint; a plain one has no
-/// controllers to make service accounts, so Pods are not made to name one. A real node's Pods
+/// The API server's flags that differ between profiles. A plain cluster serves at 127.0.0.1
+/// only, and the `kubernetes` Service has no endpoint; with no controllers to make service
+/// accounts, Pods are not made to name one. A real node's Pods
 /// reach the API server at the node's address.
 fn apiserver_profile_flags(profile: Profile, pki: &certs::Pki) -> Vec<String> {
     let local = [
@@ -213,20 +211,14 @@ fn apiserver_profile_flags(profile: Profile, pki: &certs::Pki) -> Vec<String> {
         "--advertise-address=127.0.0.1",
         "--endpoint-reconciler-type=none",
     ];
-    let flags: Vec<String> = match profile {
+    match profile {
         Profile::Plain => local
             .iter()
             .chain(&["--disable-admission-plugins=ServiceAccount"])
             .map(|f| f.to_string())
             .collect(),
-        Profile::Mesh => local
-            .iter()
-            .chain(mesh::APISERVER_FLAGS)
-            .map(|f| f.to_string())
-            .collect(),
         Profile::Node => super::node::apiserver_flags(pki),
-    };
-    flags
+    }
 }
 
 impl LocalCluster {
@@ -269,15 +261,11 @@ impl LocalCluster {
 
     /// The pids, for a kept cell's record.
     pub fn pids(&self) -> Vec<u32> {
-        let mesh = self
-            .mesh
-            .iter()
-            .flat_map(mesh::Mesh::pids)
-            .chain(self.node.iter().flat_map(super::node::RealNode::pids));
+        let node = self.node.iter().flat_map(super::node::RealNode::pids);
         [self.etcd.id(), self.apiserver.id()]
             .into_iter()
             .flatten()
-            .chain(mesh)
+            .chain(node)
             .collect()
     }
 }

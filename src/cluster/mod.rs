@@ -2,8 +2,9 @@
 //! kube-apiserver inside the cell, the default), [`Existing`] (a named kubeconfig context, only
 //! when explicitly allowed) and [`Kind`] (a kind cluster per cell). A started [`Cluster`] gives the
 //! learner a kubeconfig inside the cell and the harness a kube-rs client; [`checks`] grades it.
-//! A local cluster can carry a live mesh ([`mesh`]: controllers, a simulated node, istiod) for
-//! `@mesh` labs.
+//! A local cluster can carry a real node ([`node`]: controllers, the kubelet, a container
+//! runtime, kube-proxy, CoreDNS) for `@node` labs, and for `@mesh` labs with Istio's images
+//! ([`mesh`]).
 
 mod certs;
 pub mod checks;
@@ -24,7 +25,6 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 
 use crate::sandbox::Sandbox;
 pub use local::LocalTools;
-pub use mesh::{MeshTools, pod_tools, shim as pod_exec};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
@@ -49,9 +49,9 @@ pub enum ClusterError {
     #[error("{command}: {message}")]
     Command { command: String, message: String },
     #[error(
-        "a live mesh (@mesh) runs only on the local backend, and this cell's cluster is {backend}"
+        "a real node (@node, @mesh) runs only on the local backend, and this cell's cluster is {backend}"
     )]
-    MeshNeedsLocal { backend: &'static str },
+    NodeNeedsLocal { backend: &'static str },
     #[error("{0}")]
     Io(String),
     #[error("a pooled cluster: {0}")]
@@ -69,10 +69,10 @@ pub struct CellEnv<'a> {
     pub kubeconfig: PathBuf,
     /// A name unique to the cell, for backends that name clusters.
     pub name: String,
-    /// A live mesh on the cluster (`@mesh` labs; the local backend only).
-    pub mesh: Option<MeshTools>,
-    /// A real node in the cluster (`@node` labs; the local backend only).
+    /// A real node in the cluster (`@node` and `@mesh` labs; the local backend only).
     pub node: Option<node::NodeTools>,
+    /// Whether the node runs Istio (`@mesh` labs): see [`mesh`].
+    pub mesh: bool,
 }
 
 /// A backend: starts (or attaches to) a cluster for one cell.
@@ -155,7 +155,7 @@ impl Cluster {
     /// Ends a local cluster at once, its state discarded (a pooled cluster); stops the others.
     pub async fn kill(&mut self) {
         match &mut self.inner {
-            Inner::Local { processes, .. } if processes.mesh.is_none() => processes.kill().await,
+            Inner::Local { processes, .. } if processes.node.is_none() => processes.kill().await,
             _ => self.stop().await,
         }
     }
@@ -169,17 +169,12 @@ impl Cluster {
         }
     }
 
-    /// The logs of a live mesh's processes, for a failed cell's report; none without a mesh.
-    pub fn mesh_logs(&self) -> Vec<PathBuf> {
+    /// The logs of a real node's processes and Pods, for a failed cell's report; none without
+    /// a node.
+    pub fn node_logs(&self) -> Vec<PathBuf> {
         match &self.inner {
             Inner::Local { processes, .. } => {
-                let node = processes.node.iter().flat_map(node::RealNode::logs);
-                processes
-                    .mesh
-                    .iter()
-                    .flat_map(mesh::Mesh::logs)
-                    .chain(node)
-                    .collect()
+                processes.node.iter().flat_map(node::RealNode::logs).collect()
             }
             Inner::Existing | Inner::Kind { .. } => Vec::new(),
         }
@@ -222,8 +217,6 @@ impl ClusterBackend for Local {
         }
         let profile = if env.node.is_some() {
             local::Profile::Node
-        } else if env.mesh.is_some() {
-            local::Profile::Mesh
         } else {
             local::Profile::Plain
         };
@@ -267,14 +260,8 @@ impl ClusterBackend for Local {
                 }
             }
         }
-        if let Some(tools) = &env.mesh {
-            match start_mesh(env, tools, &pki, &client, &version).await {
-                Ok(m) => processes.mesh = Some(m),
-                Err(e) => {
-                    processes.stop().await;
-                    return Err(e);
-                }
-            }
+        if env.mesh {
+            processes.mesh = Some(mesh::Mesh::watch(client.clone()));
         }
         Ok(Cluster {
             client,
@@ -286,29 +273,6 @@ impl ClusterBackend for Local {
             },
         })
     }
-}
-
-/// Starts a live mesh on a local cluster that is ready.
-async fn start_mesh(
-    env: &CellEnv<'_>,
-    tools: &MeshTools,
-    pki: &certs::Pki,
-    client: &kube::Client,
-    version: &str,
-) -> Result<mesh::Mesh, ClusterError> {
-    let (commands, learner) = cell_commands(env)?;
-    mesh::start(mesh::Start {
-        commands: &commands,
-        tools,
-        dir: &env.dir,
-        pki,
-        client,
-        version,
-        keep: env.sandbox.keeps(),
-        learner: &learner,
-        learner_bin: &env.sandbox.share_dir().join("bin"),
-    })
-    .await
 }
 
 /// What makes commands in the cell's network (the cluster's) and as the cell's learner.
@@ -441,8 +405,8 @@ impl Backend {
     }
 
     pub async fn start(&self, env: &CellEnv<'_>) -> Result<Cluster, ClusterError> {
-        if env.mesh.is_some() && !matches!(self, Backend::Local(_)) {
-            return Err(ClusterError::MeshNeedsLocal {
+        if env.node.is_some() && !matches!(self, Backend::Local(_)) {
+            return Err(ClusterError::NodeNeedsLocal {
                 backend: self.name(),
             });
         }

@@ -205,7 +205,6 @@ impl Pool {
             view: None,
             hide: self.inner.hide.clone(),
             tools: Vec::new(),
-            pod_tools: Vec::new(),
             limits: Limits::default(),
             network: None,
         };
@@ -367,7 +366,7 @@ impl Lease {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
-            mesh: None,
+            mesh: false,
             node: None,
         };
         let cluster = self.inner.local.start(&env).await?;

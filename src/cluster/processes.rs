@@ -72,11 +72,6 @@ impl Processes {
         self.list.iter().filter_map(|p| p.child.id()).collect()
     }
 
-    /// The pid of the last one started.
-    pub fn last_pid(&self) -> Option<u32> {
-        self.list.last().and_then(|p| p.child.id())
-    }
-
     /// Their logs (and `also`'s, by name), those that exist.
     pub fn logs(&self, also: &[&str]) -> Vec<PathBuf> {
         self.list

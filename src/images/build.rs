@@ -14,8 +14,9 @@ use super::archive::{self, Layer};
 use super::debian::{busybox, debian, host_codename, host_mirror};
 use super::layer::LayerWriter;
 use super::run::run;
-use super::table::{Recipe, Row, SourceBinary};
-use super::{ImageError, Sources, io_err};
+use super::cache::Cache;
+use super::table::{ISTIO_BASE, IstioPart, Recipe, Row, SourceBinary};
+use super::{ImageError, IstioSources, Sources, io_err};
 
 /// Bump when a change to this module or `debian` changes what the same recipe builds: the
 /// cache keys change with it.
@@ -29,6 +30,13 @@ pub enum Input {
     File { path: PathBuf, sha256: String },
     Mirror { mirror: String },
     HostApt { mirror: String, codename: String },
+    /// An Istio image: its version's binaries (with their hashes) on the base from `mirror`.
+    Istio {
+        mirror: String,
+        tag: String,
+        /// (path in the image, the build, its sha256)
+        files: Vec<(&'static str, PathBuf, String)>,
+    },
 }
 
 /// What a build produced: layers bottom first, and the versions it found.
@@ -61,21 +69,80 @@ pub async fn input(row: &Row, sources: &Sources) -> Result<Input, ImageError> {
                 mirror: host_mirror(image)?,
             });
         }
+        Recipe::Istio { part } => {
+            let istio = sources
+                .istio
+                .as_ref()
+                .ok_or_else(|| ImageError::NoIstioVersion {
+                    image: image.to_string(),
+                })?;
+            let mut files = Vec::new();
+            for (inside, path, what) in istio_files(*part, istio) {
+                let sha256 = hash(image, &path, what).await?;
+                files.push((inside, path, sha256));
+            }
+            return Ok(Input::Istio {
+                mirror: host_mirror(image)?,
+                tag: istio.tag.clone(),
+                files,
+            });
+        }
     };
+    let sha256 = hash(image, &file, what).await?;
+    Ok(Input::File { path: file, sha256 })
+}
+
+/// The sha256 of the build input `file`, which must exist.
+async fn hash(image: &str, file: &Path, what: &'static str) -> Result<String, ImageError> {
     if !file.is_file() {
         return Err(ImageError::MissingInput {
             image: image.to_string(),
             what,
-            path: file,
+            path: file.to_owned(),
         });
     }
-    let hashed = file.clone();
-    let sha256 = tokio::task::spawn_blocking(move || archive::sha256_file(&hashed))
+    let hashed = file.to_owned();
+    tokio::task::spawn_blocking(move || archive::sha256_file(&hashed))
         .await
         .map_err(io::Error::other)
         .and_then(|r| r)
-        .map_err(io_err(image, "cannot read the build input", &file))?;
-    Ok(Input::File { path: file, sha256 })
+        .map_err(io_err(image, "cannot read the build input", file))
+}
+
+/// The files an Istio image adds to its base: (path in the image, the build, what it is).
+fn istio_files(part: IstioPart, istio: &IstioSources) -> Vec<(&'static str, PathBuf, &'static str)> {
+    match part {
+        IstioPart::Pilot => vec![(
+            "usr/local/bin/pilot-discovery",
+            istio.pilot_discovery.clone(),
+            "pilot-discovery",
+        )],
+        IstioPart::Proxy => vec![
+            (
+                "usr/local/bin/pilot-agent",
+                istio.pilot_agent.clone(),
+                "pilot-agent",
+            ),
+            ("usr/local/bin/envoy", istio.envoy.clone(), "upstream Envoy"),
+            (
+                "var/lib/istio/envoy/envoy_bootstrap_tmpl.json",
+                istio.bootstrap.clone(),
+                "Istio's Envoy bootstrap template",
+            ),
+        ],
+        IstioPart::App => vec![
+            (
+                "usr/local/bin/server",
+                istio.echo_server.clone(),
+                "Istio's echo server",
+            ),
+            (
+                "usr/local/bin/client",
+                istio.echo_client.clone(),
+                "Istio's echo client",
+            ),
+        ],
+    }
 }
 
 /// The cache key of `row` built from `input`: what the recipe says, and what it reads.
@@ -84,6 +151,10 @@ pub fn key(row: &Row, input: &Input) -> String {
         Input::File { sha256, .. } => format!("file sha256 {sha256}"),
         Input::Mirror { mirror } => format!("mirror {mirror}"),
         Input::HostApt { mirror, codename } => format!("apt {mirror} {codename}"),
+        Input::Istio { mirror, tag, files } => format!(
+            "istio {tag} base {ISTIO_BASE:?} mirror {mirror} files {:?}",
+            files.iter().map(|(_, _, sha)| sha).collect::<Vec<_>>()
+        ),
     };
     let text = format!(
         "{BUILD_FORMAT}\n{}\n{row:?}\n{description}\n",
@@ -92,8 +163,14 @@ pub fn key(row: &Row, input: &Input) -> String {
     archive::hex(&Sha256::digest(text.as_bytes()))
 }
 
-/// Builds the layers of `row` in `work`, an empty scratch directory.
-pub async fn build(row: &Row, input: &Input, work: &Path) -> Result<Product, ImageError> {
+/// Builds the layers of `row` in `work`, an empty scratch directory (a shared base layer goes
+/// into `cache`).
+pub async fn build(
+    row: &Row,
+    input: &Input,
+    work: &Path,
+    cache: &Cache,
+) -> Result<Product, ImageError> {
     let image = row.name();
     match (&row.recipe, input) {
         (Recipe::Pause { version }, Input::File { path, .. }) => {
@@ -123,11 +200,99 @@ pub async fn build(row: &Row, input: &Input, work: &Path) -> Result<Product, Ima
             },
             Input::Mirror { mirror },
         ) => debian(image, (suite, mirror), packages, files, hook, work).await,
+        (Recipe::Istio { part }, Input::Istio { mirror, tag, files }) => {
+            let (base, base_details) = istio_base(cache, mirror).await?;
+            let layer = work.join("istio.tar");
+            let targets: Vec<(&'static str, PathBuf)> =
+                files.iter().map(|(i, p, _)| (*i, p.clone())).collect();
+            let proxy = *part == IstioPart::Proxy;
+            write_layer(image, &layer, move |w| {
+                for dir in ["usr/local/bin", "var/lib/istio/envoy"] {
+                    w.dir(dir, 0o755)?;
+                }
+                if proxy {
+                    w.dir_owned("etc/istio/proxy", 0o755, 1337)?;
+                }
+                for (inside, from) in &targets {
+                    let mode = if inside.ends_with(".json") { 0o644 } else { 0o755 };
+                    w.copy(inside, mode, from)?;
+                }
+                Ok(())
+            })
+            .await?;
+            let built: Vec<String> = files
+                .iter()
+                .map(|(_, p, sha)| format!("{} sha256 {sha}", p.display()))
+                .collect();
+            Ok(Product {
+                layers: vec![
+                    base,
+                    Layer {
+                        path: layer,
+                        created_by: format!("COPY the Istio {tag} builds into /usr/local/bin"),
+                    },
+                ],
+                details: format!("{}; on {base_details}", built.join(", ")),
+            })
+        }
         (recipe, input) => Err(ImageError::Unexpected {
             image: image.to_string(),
             what: format!("the recipe {recipe:?} cannot be built from {input:?}"),
         }),
     }
+}
+
+/// [`ISTIO_BASE`]'s layer from `mirror` and what it holds, built once into `cache`.
+async fn istio_base(cache: &Cache, mirror: &str) -> Result<(Layer, String), ImageError> {
+    let name = "the base of Istio's images";
+    let text = format!(
+        "{BUILD_FORMAT}\n{}\n{ISTIO_BASE:?}\nmirror {mirror}\n",
+        archive::architecture()
+    );
+    let key = archive::hex(&Sha256::digest(text.as_bytes()));
+    let created_by = format!(
+        "mmdebstrap --variant=minbase --include={} {} {mirror}",
+        ISTIO_BASE.packages.join(","),
+        ISTIO_BASE.suite
+    );
+    let found = |(path, details): (PathBuf, String)| {
+        (
+            Layer {
+                path,
+                created_by: created_by.clone(),
+            },
+            details,
+        )
+    };
+    if let Some(base) = cache.base(&key) {
+        return Ok(found(base));
+    }
+    let _lock = cache.lock(name, &key).await?;
+    if let Some(base) = cache.base(&key) {
+        return Ok(found(base));
+    }
+    let stage = cache.stage(name, &key)?;
+    let product = debian(
+        name,
+        (ISTIO_BASE.suite, mirror),
+        ISTIO_BASE.packages,
+        &[],
+        ISTIO_BASE.hook,
+        &stage.work,
+    )
+    .await?;
+    let layer = product.layers.into_iter().next().ok_or_else(|| ImageError::Unexpected {
+        image: name.to_string(),
+        what: "mmdebstrap made no layer".into(),
+    })?;
+    cache.install_base(name, &key, &stage, &layer.path, &product.details)?;
+    cache
+        .base(&key)
+        .map(found)
+        .ok_or_else(|| ImageError::Unexpected {
+            image: name.to_string(),
+            what: format!("the base {key} is not in the cache once built"),
+        })
 }
 
 async fn pause(

@@ -141,6 +141,35 @@ impl Cache {
         std::fs::rename(&stage.out, &target).map_err(io_err(image, "cannot move into", &target))
     }
 
+    /// A base layer several images share, when complete: its tarball and what it holds.
+    pub fn base(&self, key: &str) -> Option<(PathBuf, String)> {
+        let dir = self.root.join(key);
+        let details = std::fs::read_to_string(dir.join("base.txt")).ok()?;
+        let layer = dir.join("layer.tar");
+        layer.is_file().then_some((layer, details))
+    }
+
+    /// Moves the base layer `layer` (in `stage.work`) and its `details` into place as `key`.
+    /// The caller holds the lock of `key`.
+    pub fn install_base(
+        &self,
+        image: &str,
+        key: &str,
+        stage: &Stage,
+        layer: &Path,
+        details: &str,
+    ) -> Result<(), ImageError> {
+        let moved = stage.out.join("layer.tar");
+        std::fs::rename(layer, &moved).map_err(io_err(image, "cannot move", layer))?;
+        let text = stage.out.join("base.txt");
+        std::fs::write(&text, details).map_err(io_err(image, "cannot write", &text))?;
+        let target = self.root.join(key);
+        if target.exists() {
+            std::fs::remove_dir_all(&target).map_err(io_err(image, "cannot replace", &target))?;
+        }
+        std::fs::rename(&stage.out, &target).map_err(io_err(image, "cannot move into", &target))
+    }
+
     /// Removes `tmp-<pid>` directories whose process is gone.
     fn sweep(&self) {
         let Ok(entries) = std::fs::read_dir(&self.root) else {

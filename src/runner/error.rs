@@ -19,8 +19,8 @@ pub enum CellError {
     NoIstioctl(String),
     #[error("no real node's tools (kubelet, containerd, runc, CNI plugins, kube-proxy) resolved")]
     NoNodeTools,
-    #[error("no live mesh tools (pilot-discovery, controllers, kwok) for Istio {0}")]
-    NoMeshTools(String),
+    #[error("no Istio images (pilot, proxyv2, the echo app) built for Istio {0}")]
+    NoIstioImages(String),
     #[error("cannot start from the checkpoint of step {step} ({what}): {source}")]
     Restore {
         step: usize,

@@ -442,7 +442,7 @@ async fn finish(
     let kept = if keep || !passed {
         let logs = cluster
             .as_deref()
-            .map(crate::cluster::Cluster::mesh_logs)
+            .map(crate::cluster::Cluster::node_logs)
             .unwrap_or_default();
         keep_leftovers(opts, &cell, keep, &logs)
     } else {

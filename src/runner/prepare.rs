@@ -46,16 +46,16 @@ pub(super) async fn prepare(
     if plan.needs.istio() && !tools.iter().any(|t| t.name == "istioctl") {
         return Err(CellError::NoIstioctl(plan.id.label.clone()));
     }
-    let mesh = match plan.needs {
-        Needs::Mesh => Some(
-            env.mesh_tools(&plan.id.label)
-                .ok_or_else(|| CellError::NoMeshTools(plan.id.label.clone()))?,
-        ),
-        _ => None,
-    };
-    let node = match plan.needs {
-        Needs::Node => Some(env.node_tools().ok_or(CellError::NoNodeTools)?),
-        _ => None,
+    let node = if plan.needs.node() {
+        Some(
+            env.node_tools(plan.needs, &plan.id.label)
+                .ok_or_else(|| match plan.needs {
+                    Needs::Mesh => CellError::NoIstioImages(plan.id.label.clone()),
+                    _ => CellError::NoNodeTools,
+                })?,
+        )
+    } else {
+        None
     };
     let restoring = |what: &'static str, source: std::io::Error| CellError::Restore {
         step: checkpoint.map_or(0, |c| c.state.step),
@@ -92,10 +92,6 @@ pub(super) async fn prepare(
         view: None,
         hide: hidden_dirs(opts),
         tools: environment::learner_tools(&tools),
-        pod_tools: mesh
-            .as_ref()
-            .map(crate::cluster::pod_tools)
-            .unwrap_or_default(),
         limits: plan.lab.limits,
         network: match &lease {
             Some(l) => Some(l.network().map_err(|e| restoring("its network", e))?),
@@ -120,8 +116,8 @@ pub(super) async fn prepare(
                 dir: dir.join("cluster"),
                 kubeconfig: cell.sandbox.share_dir().join("kubeconfig"),
                 name: format!("{}-{}", plan.id.slug(), std::process::id()),
-                mesh,
                 node,
+                mesh: plan.needs == Needs::Mesh,
             };
             let _ = std::fs::create_dir_all(&cenv.dir);
             if let Some(c) = checkpoint {

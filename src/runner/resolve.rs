@@ -116,24 +116,40 @@ pub async fn environment_for(
     }
 }
 
-/// Every image of the table, built from the node's tools (the pause container's source beside
-/// the kubelet, CoreDNS) and Debian's packages where the cache lacks it.
-async fn node_images(
-    tc: &Toolchain,
-    node: &[Tool],
-) -> Result<Vec<crate::images::Built>, EnvironmentError> {
+/// Where a real node's tools (resolved) keep the inputs of the table's images: the pause
+/// container's source beside the kubelet, CoreDNS.
+fn node_sources(node: &[Tool]) -> crate::images::Sources {
     let path = |tool: toolchain::Tool| {
         node.iter()
             .find(|t| t.name == tool.name())
             .map(|t| t.path.clone())
             .unwrap_or_default()
     };
-    let sources = crate::images::Sources::of_node(
+    crate::images::Sources::of_node(
         &path(toolchain::Tool::Kubelet),
         &path(toolchain::Tool::Coredns),
-    );
-    let rows: Vec<&'static crate::images::Row> = crate::images::table().iter().collect();
-    Ok(crate::images::ensure(tc.cache_dir(), &sources, &rows).await?)
+    )
+}
+
+/// Istio's builds of one version (resolved) as the inputs of Istio's images, tagged `tag`.
+fn istio_sources(tag: &str, builds: &[Tool]) -> crate::images::IstioSources {
+    let path = |tool: toolchain::Tool| {
+        builds
+            .iter()
+            .find(|t| t.name == tool.name())
+            .map(|t| t.path.clone())
+            .unwrap_or_default()
+    };
+    let pilot_agent = path(toolchain::Tool::PilotAgent);
+    crate::images::IstioSources {
+        tag: tag.to_owned(),
+        pilot_discovery: path(toolchain::Tool::PilotDiscovery),
+        bootstrap: pilot_agent.with_file_name(toolchain::ENVOY_BOOTSTRAP),
+        pilot_agent,
+        envoy: path(toolchain::Tool::Envoy),
+        echo_server: path(toolchain::Tool::EchoServer),
+        echo_client: path(toolchain::Tool::EchoClient),
+    }
 }
 
 /// Resolves every tool the planned cells need (building what the cache lacks) and the backend.
@@ -155,41 +171,20 @@ async fn prepare(
         labels
     };
     let mesh_labels = labels(true);
-    if !mesh_labels.is_empty() && !matches!(choice, ClusterChoice::Local) {
+    let node = cells.iter().any(|c| c.needs.node());
+    if node && !matches!(choice, ClusterChoice::Local) {
         let backend = match choice {
             ClusterChoice::Kind { .. } => "kind",
             _ => "existing",
         };
-        return Err(cluster::ClusterError::MeshNeedsLocal { backend }.into());
+        return Err(cluster::ClusterError::NodeNeedsLocal { backend }.into());
     }
     for label in labels(false) {
         let spec = versions.resolve(&label)?;
         env.istioctl.insert(label, tool(&tc.istioctl(&spec).await?));
     }
-    // A live mesh's tools, only for the versions of `@mesh` cells (a plain cell resolves none).
-    for label in mesh_labels {
-        let spec = versions.resolve(&label)?;
-        for need in toolchain::Need::mesh(&spec) {
-            let resolved = tool(&tc.resolve(&need).await?);
-            match need {
-                toolchain::Need::PilotDiscovery(_) => {
-                    env.pilot_discovery.insert(label.clone(), resolved);
-                }
-                toolchain::Need::PilotAgent(_)
-                | toolchain::Need::EchoServer(_)
-                | toolchain::Need::EchoClient(_) => {
-                    env.per_version
-                        .entry(label.clone())
-                        .or_default()
-                        .push(resolved);
-                }
-                _ if !env.mesh.iter().any(|t| t.name == resolved.name) => env.mesh.push(resolved),
-                _ => {}
-            }
-        }
-    }
-    // A real node's tools and images, only when a `@node` cell is planned.
-    if cells.iter().any(|c| c.needs == Needs::Node) {
+    // A real node's tools and images, only when a `@node` or `@mesh` cell is planned.
+    if node {
         let needs = [
             toolchain::Need::KubeControllerManager,
             toolchain::Need::KubeScheduler,
@@ -199,7 +194,27 @@ async fn prepare(
         for need in needs {
             env.node.push(tool(&tc.resolve(&need).await?));
         }
-        env.images = node_images(tc, &env.node).await?;
+        let common = crate::images::common();
+        env.images = crate::images::ensure(tc.cache_dir(), &node_sources(&env.node), &common).await?;
+    }
+    // Istio's images, only for the versions of `@mesh` cells (a plain cell resolves none),
+    // tagged as that version's istioctl renders them.
+    for label in mesh_labels {
+        let spec = versions.resolve(&label)?;
+        let mut builds = Vec::new();
+        for need in toolchain::Need::mesh(&spec) {
+            builds.push(tool(&tc.resolve(&need).await?));
+        }
+        let tag = env
+            .istioctl
+            .get(&label)
+            .map(|t| t.version.clone())
+            .unwrap_or_default();
+        let sources = node_sources(&env.node).with_istio(istio_sources(&tag, &builds));
+        let rows = crate::images::per_istio_version();
+        let images = crate::images::ensure(tc.cache_dir(), &sources, &rows).await?;
+        env.istio.insert(label.clone(), builds);
+        env.istio_images.insert(label, images);
     }
     env.kubectl = Some(tool(&tc.kubectl().await?));
     env.backend = Some(match choice {

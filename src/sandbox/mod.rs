@@ -112,9 +112,6 @@ pub struct SandboxOptions {
     /// Programs put first on the learner's PATH, by name (bound read-only into `SHARE/bin`, so
     /// they work wherever the host keeps them).
     pub tools: Vec<(String, PathBuf)>,
-    /// Programs of a live mesh's Pods' images, by path under `SHARE/pod` (`app/client`, bound
-    /// read-only there): what `kubectl exec` into a Pod finds first on its PATH.
-    pub pod_tools: Vec<(String, PathBuf)>,
     pub limits: Limits,
     /// Learner commands join this network namespace instead of the cell's own (a cell that
     /// borrows a pooled cluster).
@@ -185,17 +182,7 @@ impl Sandbox {
         if uid != 0 {
             return Err(SandboxError::NotRoot { uid });
         }
-        let pod_dirs = options.pod_tools.iter().filter_map(|(name, _)| {
-            Path::new("share/pod")
-                .join(name)
-                .parent()
-                .map(Path::to_owned)
-        });
-        for p in ["fs/root", "share/bin"]
-            .into_iter()
-            .map(PathBuf::from)
-            .chain(pod_dirs)
-        {
+        for p in ["fs/root", "share/bin"].into_iter().map(PathBuf::from) {
             let p = dir.join(p);
             std::fs::create_dir_all(&p).map_err(io_err("cannot create", &p))?;
         }

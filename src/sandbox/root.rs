@@ -42,7 +42,7 @@ pub(super) fn ops(dir: &Path, options: &SandboxOptions) -> Result<Vec<Op>, Sandb
     root.proc();
     root.sys();
     root.tmp()?;
-    root.run_and_tools(&options.tools, &options.pod_tools);
+    root.run_and_tools(&options.tools);
     Ok(root.ops)
 }
 
@@ -396,7 +396,7 @@ impl Root {
 
     /// A fresh /run (the host's sockets — a container engine's, the system bus — are not the
     /// cell's), holding the cell's share: its kubeconfig and its tools, read-only.
-    fn run_and_tools(&mut self, tools: &[(String, PathBuf)], pod_tools: &[(String, PathBuf)]) {
+    fn run_and_tools(&mut self, tools: &[(String, PathBuf)]) {
         let run = self.at("/run");
         let data = Some("mode=755");
         self.push(mount(
@@ -413,10 +413,7 @@ impl Root {
         let bin = tools
             .iter()
             .map(|(name, path)| (format!("bin/{name}"), path));
-        let pod = pod_tools
-            .iter()
-            .map(|(name, path)| (format!("pod/{name}"), path));
-        for (name, path) in bin.chain(pod) {
+        for (name, path) in bin {
             let target = self.at(&format!("{SHARE}/{name}"));
             self.push(Op::Touch(target.clone()));
             let ops = read_only(&path.display().to_string(), target, 0);

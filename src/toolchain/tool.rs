@@ -192,16 +192,11 @@ impl Need {
         [Need::KubeApiserver, Need::Kubectl, Need::Etcd]
     }
 
-    /// What a live mesh of Istio version `istio` adds to [`Need::plain`]: its istiod, the
-    /// controllers, the scheduler, the kubelet simulator, and its Pods' sidecars (pilot-agent
-    /// and Envoy), and the application its Pods of the echo image run (Istio's echo server and
-    /// client).
-    pub fn mesh(istio: &IstioSpec) -> [Need; 8] {
+    /// What Istio's images of version `istio` are built from (see [`crate::images`]): its
+    /// istiod, its sidecars' agent, upstream Envoy, and its echo app (server and client).
+    pub fn mesh(istio: &IstioSpec) -> [Need; 5] {
         [
             Need::PilotDiscovery(istio.clone()),
-            Need::KubeControllerManager,
-            Need::KubeScheduler,
-            Need::Kwok,
             Need::PilotAgent(istio.clone()),
             Need::Envoy,
             Need::EchoServer(istio.clone()),

@@ -85,6 +85,10 @@ pub const RESOLV_CONF: &str = "nameserver 127.0.0.1\n";
 /// namespace is rooted there), cgroup v1 allowed, x509 clients of the cluster's CA, the
 /// cluster's DNS, eviction only when the shared disk is nearly full, and every Pod confined by
 /// the runtime's default seccomp profile unless it asks otherwise (which the runtime refuses).
+/// Containers' CPU limits are not made CFS quotas (`cpuCFSQuota: false`): the cell's group has
+/// a quota of its own, and cgroup v1 refuses a group a quota above an ancestor's, so the
+/// ingress gateway's proxy (limited to 2 CPUs) could not start in a cell of 1.5; the cell's
+/// quota bounds every container together.
 pub fn kubelet(p: &Paths) -> String {
     format!(
         "apiVersion: kubelet.config.k8s.io/v1beta1
@@ -92,6 +96,7 @@ kind: KubeletConfiguration
 failCgroupV1: false
 cgroupDriver: cgroupfs
 cgroupRoot: /
+cpuCFSQuota: false
 containerRuntimeEndpoint: unix://{socket}
 failSwapOn: false
 address: 0.0.0.0

@@ -10,8 +10,12 @@
 
 mod config;
 mod coredns;
+mod network;
 mod paths;
 pub mod policy;
+mod restore;
+
+pub use network::{INTERFACE, NODE_IP, network};
 
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
@@ -33,8 +37,6 @@ pub const COREDNS: &str = "registry.k8s.io/coredns/coredns:v1.15.0";
 
 /// The node's name.
 pub const NODE_NAME: &str = "labcheck-node";
-/// The node's InternalIP, on the cell's one non-loopback interface.
-pub const NODE_IP: Ipv4Addr = super::mesh::NODE_IP;
 /// The Pods' addresses.
 const POD_CIDR: &str = "10.244.0.0/24";
 /// The Services' addresses (the API server's `--service-cluster-ip-range`).
@@ -46,6 +48,8 @@ const NODE_READY: Duration = Duration::from_secs(60);
 /// The cell's registry, which every image a Pod names is pulled from.
 const REGISTRY: std::net::SocketAddr =
     std::net::SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 5000);
+/// How long the Pods of a cluster from a checkpoint may take to be Ready again.
+const PODS_READY: Duration = Duration::from_secs(120);
 /// How long containerd may take to answer.
 const RUNTIME_READY: Duration = Duration::from_secs(30);
 
@@ -241,6 +245,7 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
     )?;
     wait_runtime(&commands, net, &s.dir.join("containerd.log")).await?;
 
+    let before = restore::before(s.client, NODE_NAME).await;
     let kubelet = node_command(&commands, net, "kubelet");
     let args = [
         format!("--config={}", p.in_node("kubelet.yaml").display()),
@@ -251,7 +256,7 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
     ];
     node.processes
         .spawn(kubelet, "kubelet", Path::new("kubelet"), &args)?;
-    if let Err(detail) = wait_ready(s.client, NODE_NAME, NODE_READY).await {
+    if let Err(detail) = wait_ready(s.client, NODE_NAME, NODE_READY, &before).await {
         return Err(ClusterError::NotReady {
             what: format!("the node {NODE_NAME}"),
             waited: NODE_READY.as_secs(),
@@ -268,7 +273,18 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
     )];
     node.processes
         .spawn(proxy, "kube-proxy", Path::new("kube-proxy"), &args)?;
-    coredns::install(s.client).await
+    coredns::install(s.client).await?;
+    if let Err(detail) = before.wait_pods(s.client, PODS_READY).await {
+        return Err(ClusterError::NotReady {
+            what: "the Pods of the checkpoint".into(),
+            waited: PODS_READY.as_secs(),
+            detail: format!(
+                "{detail}\n{}",
+                super::local::tail(&s.dir.join("kubelet.log"))
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// A program of the node, with the node's capabilities and its PATH (containerd finds its shim
@@ -293,8 +309,8 @@ fn node_command(commands: &NodeCommands, net: &Network, name: &str) -> tokio::pr
 /// Services' addresses are routed to the node's interface, so that kube-proxy's rules apply to
 /// a request for a ClusterIP from the cell (the learner's shell) too.
 async fn route_services(commands: &NetworkCommands) -> Result<(), ClusterError> {
-    let route = ["route", "add", SERVICE_CIDR, "dev", super::mesh::INTERFACE];
-    super::mesh::ip(commands, &route).await
+    let route = ["route", "add", SERVICE_CIDR, "dev", INTERFACE];
+    network::ip(commands, &route).await
 }
 
 /// `ctr` in the node, against its containerd, in the namespace the kubelet's images are in.
@@ -336,18 +352,20 @@ async fn wait_runtime(
     })
 }
 
-/// Waits until the node `name` reports Ready (a real node's, or a simulated one's); the last
-/// thing seen when it does not.
-pub(super) async fn wait_ready(
+/// Waits until the node `name` reports Ready, itself (not etcd's copy of an earlier report); the
+/// last thing seen when it does not.
+async fn wait_ready(
     client: &kube::Client,
     name: &str,
     timeout: Duration,
+    before: &restore::Before,
 ) -> Result<(), String> {
     let nodes: Api<NodeObject> = Api::all(client.clone());
     let started = Instant::now();
     let mut last = String::from("not registered");
     while started.elapsed() < timeout {
         match nodes.get_opt(name).await {
+            Ok(Some(node)) if !before.reported(&node) => last = "not reported in yet".into(),
             Ok(Some(node)) => {
                 let ready = node
                     .status
