@@ -1,7 +1,7 @@
 //! The toolchain against the real Go toolchain and a loopback release server: istioctl 1.31 and
 //! kubectl built from their modules report the pinned versions and render the right images; a
 //! live mesh's binaries (pilot-discovery per Istio version, kube-controller-manager,
-//! kube-scheduler, kwok) are built from the same modules and pins and report them too; two
+//! kube-scheduler) are built from the same modules and pins and report them too; two
 //! processes installing one tool build it once; an official-layout release archive is installed
 //! when its checksum matches, refused when it does not, and a failed download falls back to a
 //! build.
@@ -345,34 +345,6 @@ fn controller_manager_and_scheduler_are_built_like_the_api_server() {
         );
         let help = stdout_of(&resolved.path, &["--help"]);
         assert!(help.contains(flag), "{resolved} --help lacks {flag}");
-    }
-}
-
-#[test]
-fn kwok_reports_the_pinned_version() {
-    let versions = repo_versions();
-    let kwok = resolve_or_panic(block_on(real_toolchain().kwok()));
-    assert_eq!(kwok.version, versions.kwok());
-    assert_eq!(
-        kwok.source.origin(),
-        &Source::Build {
-            module: format!("sigs.k8s.io/kwok@{}", versions.kwok()),
-            overrides: Vec::new()
-        }
-    );
-    let version = stdout_of(&kwok.path, &["--version"]);
-    assert!(
-        version.starts_with(&format!("kwok version {} ", versions.kwok())),
-        "{version}"
-    );
-    // The flags a cell runs it with: its kubeconfig, and which nodes it plays the kubelet of.
-    let help = stdout_of(&kwok.path, &["--help"]);
-    for flag in [
-        "--kubeconfig",
-        "--manage-nodes-with-label-selector",
-        "--node-ip",
-    ] {
-        assert!(help.contains(flag), "kwok --help lacks {flag}:\n{help}");
     }
 }
 

@@ -19,22 +19,17 @@
   生まれます。PeerAuthentication の既定は PERMISSIVE で、STRICT に変えるまでは平文もそのまま通ります。
 
   この環境について: 各セルには本物のコントロールプレーン(kube-controller-manager、kube-scheduler)と、
-  シミュレートされたノード(kwok)が 1 つあります。istioctl install -y で Istio を入れると、そのバージョンの
-  istiod(pilot-discovery)がプロセスで動きます。istio-proxy を持つ Pod(サイドカーを注入された Pod と
-  イングレスゲートウェイ)には、その Pod の IP を持つネットワーク名前空間で、istio-init と同じ
-  トラフィックキャプチャと、pilot-agent と Envoy(アップストリーム版)が動きます。アプリのコンテナとして
-  動くのは Istio の echo アプリ(イメージ gcr.io/istio-testing/app)だけで、受け取ったリクエストの内容と、
-  Pod の version ラベルを ServiceVersion= の行で答えます。この環境には LoadBalancer も kube-proxy も
-  ないので、あなたのシェルからは ClusterIP に届きません。そこで、メッシュの外にあるあなたのシェルから、
-  イングレスゲートウェイの Pod の IP のポート 8080 へ直接 curl します(Service istio-ingressgateway の
-  ポート 80 の targetPort で、ゲートウェイの Envoy はこのポートで待ち受けます。kubectl port-forward
-  svc/istio-ingressgateway を使っても同じ Envoy に届きます)。kubectl exec は、動いているコンテナ
-  (echo アプリと istio-proxy)で使えます。コマンドはその Pod のネットワーク(Pod の IP、サイドカーの
-  トラフィックキャプチャ)の中で、あなたのシェルと同じファイルとコマンドで動きます。Pod の中から
-  ClusterIP へ送ったリクエストは、その Pod のサイドカーが受け取って送り先を決めます。Pod の DNS は
-  ないので、送り先は IP で書きます。Pod の中のコマンドが 0 以外で終わると、kubectl exec は
-  「command terminated with exit code N」ではなく、「error executing command in container: … exit status N」
-  というエラーを出して 1 で終わります(この環境のノード kwok の動きです)。
+  本物のノードが 1 つあります(kubelet、containerd と runc、CNI、kube-proxy、CoreDNS)。istioctl install -y
+  で Istio を入れると、istiod とイングレスゲートウェイがそのノードの Pod として動きます。イメージはすべて
+  この環境でオフラインで作ったもので、Istio の pilot と proxyv2 はセルの Istio バージョンのビルド
+  (プロキシの Envoy はアップストリーム版)です。アプリのコンテナは Istio の echo アプリ(イメージ
+  gcr.io/istio-testing/app)で、受け取ったリクエストの内容と、引数 --version の値(Pod の version ラベルと
+  同じ)を ServiceVersion= の行で答えます。この環境には LoadBalancer がないので、メッシュの外にある
+  あなたのシェルから、イングレスゲートウェイの Pod の IP のポート 8080 へ直接 curl します(Service
+  istio-ingressgateway のポート 80 の targetPort で、ゲートウェイの Envoy はこのポートで待ち受けます。
+  NodePort や kubectl port-forward svc/istio-ingressgateway を使っても同じ Envoy に届きます)。kubectl exec
+  のコマンドはそのコンテナの中で動き、Pod の中から ClusterIP へ送ったリクエストは、その Pod のサイドカーが
+  受け取って送り先を決めます。
 
   この環境で測ったこと(Istio 1.31 と 1.30 で同じ): istioctl proxy-status は -v 1 を付けたときだけ、
   種類ごと(CDS・LDS・EDS・RDS)に SYNCED か STALE かを表示します。istiod は変更を短い間まとめてから

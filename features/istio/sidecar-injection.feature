@@ -12,15 +12,14 @@
   落ちます。そして、設定が実際にプロキシに届いたかは、プロキシ側(istiod)に尋ねます。
 
   この環境について: 各セルには本物のコントロールプレーン(kube-controller-manager、kube-scheduler)と、
-  シミュレートされたノード(kwok)が 1 つあります。Istio をインストールすると、そのバージョンの istiod
-  (pilot-discovery)が istiod の Pod としてプロセスで動き、注入 Webhook と検証 Webhook に本物の istiod が
-  応答します。ただしノードはシミュレーションで、アプリケーションのコンテナとして動くのは Istio の echo アプリ
-  (イメージ gcr.io/istio-testing/app など)だけです。ほかのイメージのコンテナは起動せず、kubectl get pods には
-  ImageNotRunnable と表示され、Ready になりません。Pod はスケジュールされ、Running になって IP を持ちます。
-  istio-proxy を持つ Pod(注入されたサイドカーとイングレスゲートウェイ)には、セルがその Pod の IP を持つ
-  ネットワーク名前空間で istio-init と同じトラフィックキャプチャ(pilot-agent istio-iptables)を行い、
-  pilot-agent と Envoy(アップストリーム版)をプロセスとして起動するので、istioctl proxy-status には各プロキシが並び、istioctl proxy-config
-  (cluster・listener・routes・endpoint)でその Envoy の設定を直接読むこともできます。
+  本物のノードが 1 つあります(kubelet、containerd と runc、CNI、kube-proxy、CoreDNS)。Istio をインストール
+  すると、istiod とイングレスゲートウェイがそのノードの Pod として動き、注入 Webhook と検証 Webhook に本物の
+  istiod が応答します。イメージはすべてこの環境でオフラインで作ったもので、Istio の pilot と proxyv2 は
+  セルの Istio バージョンのビルド(プロキシの Envoy はアップストリーム版)、アプリのコンテナには Istio の
+  echo アプリ(イメージ gcr.io/istio-testing/app)を使います。注入された Pod では istio-init が Pod の中に
+  iptables のルールを入れ、istio-proxy(pilot-agent と Envoy)が動くので、istioctl proxy-status には各プロキシが
+  並び、istioctl proxy-config(cluster・listener・routes・endpoint)でその Envoy の設定を直接読むことも
+  できます。
   採点は、クラスターの状態(Pod のスペック、uid、ラベル)と、保存したファイルを採点側が同じコマンドを
   実行した結果と比べて行います。
 

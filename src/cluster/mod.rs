@@ -169,13 +169,15 @@ impl Cluster {
         }
     }
 
-    /// The logs of a real node's processes and Pods, for a failed cell's report; none without
-    /// a node.
-    pub fn node_logs(&self) -> Vec<PathBuf> {
+    /// The logs of a real node's processes and Pods' containers, by the name a failed cell's
+    /// report gives them; none without a node.
+    pub fn node_logs(&self) -> Vec<(String, PathBuf)> {
         match &self.inner {
-            Inner::Local { processes, .. } => {
-                processes.node.iter().flat_map(node::RealNode::logs).collect()
-            }
+            Inner::Local { processes, .. } => processes
+                .node
+                .iter()
+                .flat_map(node::RealNode::logs)
+                .collect(),
             Inner::Existing | Inner::Kind { .. } => Vec::new(),
         }
     }

@@ -1,5 +1,5 @@
 //! The processes a cell's cluster starts beside etcd and the API server — the controllers (and
-//! their arguments), a node's daemons, kwok, labcheck itself as a helper: each logs into the
+//! their arguments), a node's daemons, labcheck itself as a helper: each logs into the
 //! cluster's directory under its name, they stop in the reverse of their start order (every
 //! process of a cluster ends by [`stop`]), and, unless the cell is kept, a dropped list kills
 //! their process groups.
@@ -141,8 +141,8 @@ pub(super) async fn stop(child: &mut tokio::process::Child) {
     unix::stop_group(child, Duration::from_secs(3)).await;
 }
 
-/// The labcheck executable a cluster runs as a helper (kwok's exec shim, a node's runtime
-/// policy and registry): this process's when it is labcheck; else (the library run by a test
+/// The labcheck executable a cluster runs as a helper (a node's runtime policy and
+/// registry): this process's when it is labcheck; else (the library run by a test
 /// harness, in `target/<profile>/deps/`) the `labcheck` beside it or one directory up, as cargo
 /// lays them out. Never another program: run as a helper, anything but labcheck would do what
 /// its own arguments say.

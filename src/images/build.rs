@@ -11,10 +11,10 @@ use sha2::{Digest, Sha256};
 use tokio::process::Command;
 
 use super::archive::{self, Layer};
+use super::cache::Cache;
 use super::debian::{busybox, debian, host_codename, host_mirror};
 use super::layer::LayerWriter;
 use super::run::run;
-use super::cache::Cache;
 use super::table::{ISTIO_BASE, IstioPart, Recipe, Row, SourceBinary};
 use super::{ImageError, IstioSources, Sources, io_err};
 
@@ -27,9 +27,17 @@ pub const SHORT: Duration = Duration::from_secs(120);
 /// What a recipe is built from, resolved before building.
 #[derive(Debug)]
 pub enum Input {
-    File { path: PathBuf, sha256: String },
-    Mirror { mirror: String },
-    HostApt { mirror: String, codename: String },
+    File {
+        path: PathBuf,
+        sha256: String,
+    },
+    Mirror {
+        mirror: String,
+    },
+    HostApt {
+        mirror: String,
+        codename: String,
+    },
     /// An Istio image: its version's binaries (with their hashes) on the base from `mirror`.
     Istio {
         mirror: String,
@@ -110,7 +118,10 @@ async fn hash(image: &str, file: &Path, what: &'static str) -> Result<String, Im
 }
 
 /// The files an Istio image adds to its base: (path in the image, the build, what it is).
-fn istio_files(part: IstioPart, istio: &IstioSources) -> Vec<(&'static str, PathBuf, &'static str)> {
+fn istio_files(
+    part: IstioPart,
+    istio: &IstioSources,
+) -> Vec<(&'static str, PathBuf, &'static str)> {
     match part {
         IstioPart::Pilot => vec![(
             "usr/local/bin/pilot-discovery",
@@ -214,7 +225,11 @@ pub async fn build(
                     w.dir_owned("etc/istio/proxy", 0o755, 1337)?;
                 }
                 for (inside, from) in &targets {
-                    let mode = if inside.ends_with(".json") { 0o644 } else { 0o755 };
+                    let mode = if inside.ends_with(".json") {
+                        0o644
+                    } else {
+                        0o755
+                    };
                     w.copy(inside, mode, from)?;
                 }
                 Ok(())
@@ -281,10 +296,14 @@ async fn istio_base(cache: &Cache, mirror: &str) -> Result<(Layer, String), Imag
         &stage.work,
     )
     .await?;
-    let layer = product.layers.into_iter().next().ok_or_else(|| ImageError::Unexpected {
-        image: name.to_string(),
-        what: "mmdebstrap made no layer".into(),
-    })?;
+    let layer = product
+        .layers
+        .into_iter()
+        .next()
+        .ok_or_else(|| ImageError::Unexpected {
+            image: name.to_string(),
+            what: "mmdebstrap made no layer".into(),
+        })?;
     cache.install_base(name, &key, &stage, &layer.path, &product.details)?;
     cache
         .base(&key)

@@ -46,15 +46,17 @@ impl Row {
 
     /// Whether the row serves `normalized`, a per-version reference under any tag.
     pub fn serves(&self, normalized: &str) -> bool {
-        self.references.iter().any(|r| match r.split_once(ISTIO_TAG) {
-            None => *r == normalized,
-            Some((prefix, rest)) => {
-                normalized.len() > prefix.len() + rest.len()
-                    && normalized.starts_with(prefix)
-                    && normalized.ends_with(rest)
-                    && !normalized[prefix.len()..].contains(['/', '@'])
-            }
-        })
+        self.references
+            .iter()
+            .any(|r| match r.split_once(ISTIO_TAG) {
+                None => *r == normalized,
+                Some((prefix, rest)) => {
+                    normalized.len() > prefix.len() + rest.len()
+                        && normalized.starts_with(prefix)
+                        && normalized.ends_with(rest)
+                        && !normalized[prefix.len()..].contains(['/', '@'])
+                }
+            })
     }
 }
 

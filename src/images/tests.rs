@@ -84,6 +84,44 @@ fn no_recipe_names_the_table_and_what_it_serves() {
 }
 
 #[test]
+fn istios_images_are_served_under_the_tag_of_any_istio_version_and_tagged_with_the_cells() {
+    let pilot = lookup("docker.io/istio/pilot:1.31-dev.eed52ebb").expect("pilot is served");
+    assert!(pilot.per_istio_version());
+    assert_eq!(
+        lookup("istio/proxyv2:1.30.2").map(Row::name),
+        Some("docker.io/istio/proxyv2:{istio}")
+    );
+    assert_eq!(
+        lookup("gcr.io/istio-testing/app").map(Row::name),
+        Some("gcr.io/istio-testing/app:latest")
+    );
+    // A tag is one path component: no repository below pilot is served.
+    assert!(lookup("docker.io/istio/pilot:x/y").is_none());
+    assert!(lookup("docker.io/istio/pilot").is_none(), "no latest pilot");
+    assert_eq!(
+        pilot.references_for(Some("1.31-dev.eed52ebb")),
+        Some(vec!["docker.io/istio/pilot:1.31-dev.eed52ebb".to_owned()])
+    );
+    assert_eq!(pilot.references_for(None), None);
+    let app = lookup("docker.io/istio/app:1.30-dev.9739e10e").expect("app");
+    assert!(
+        app.references_for(Some("1.30-dev.9739e10e"))
+            .expect("tagged")
+            .contains(&"docker.io/istio/app:1.30-dev.9739e10e".to_owned())
+    );
+    // What upstream Envoy needs from istiod is the pilot image's default environment.
+    for env in [
+        "PILOT_ENABLE_METADATA_EXCHANGE=false",
+        "PILOT_ENABLE_ALPN_FILTER=false",
+    ] {
+        assert!(pilot.config.env.contains(&env), "{env}");
+    }
+    assert!(common().iter().all(|r| !r.per_istio_version()));
+    assert_eq!(per_istio_version().len(), 3);
+    assert!(served().contains("docker.io/istio/pilot:<Istio version>"));
+}
+
+#[test]
 fn table_references_are_normalized_and_unique() {
     let mut seen = std::collections::BTreeSet::new();
     for row in table() {
@@ -94,7 +132,8 @@ fn table_references_are_normalized_and_unique() {
             row.name()
         );
         for reference in row.references {
-            assert_eq!(&normalize(reference), reference);
+            let example = reference.replace(ISTIO_TAG, "1.31-dev.eed52ebb");
+            assert_eq!(normalize(&example), example);
             assert!(seen.insert(*reference), "{reference} is in two rows");
         }
     }
@@ -174,6 +213,7 @@ async fn pause_builds_with_gcc_and_the_second_call_is_a_cache_hit() {
     let sources = Sources {
         pause_source: module.join("build/pause/linux/pause.c"),
         coredns: cache.path().join("absent"),
+        istio: None,
     };
     let row = lookup("registry.k8s.io/pause:3.10.1").expect("pause row");
     let first = ensure(cache.path(), &sources, &[row, row])
@@ -228,6 +268,7 @@ async fn a_static_binary_is_keyed_by_its_bytes() {
     let sources = Sources {
         pause_source: dir.path().join("absent"),
         coredns: coredns.clone(),
+        istio: None,
     };
     let row = lookup("registry.k8s.io/coredns/coredns:v1.15.0").expect("coredns row");
     let err = ensure(dir.path(), &sources, &[row])
@@ -277,6 +318,7 @@ async fn debian_images_by_hand() {
         coredns: std::env::var_os("LABCHECK_COREDNS")
             .map(PathBuf::from)
             .unwrap_or_default(),
+        istio: None,
     };
     let mut references = vec!["busybox", "nginx", "curlimages/curl:8.16.0"];
     if sources.pause_source.is_file() {

@@ -124,7 +124,10 @@ impl Environment {
     /// The images a cell's node holds: the common ones, and for a `@mesh` cell Istio's of its
     /// version.
     fn images_for(&self, needs: Needs, label: &str) -> Vec<crate::images::Built> {
-        let istio = self.istio_images.get(label).filter(|_| needs == Needs::Mesh);
+        let istio = self
+            .istio_images
+            .get(label)
+            .filter(|_| needs == Needs::Mesh);
         self.images
             .iter()
             .chain(istio.into_iter().flatten())
@@ -278,9 +281,15 @@ mod tests {
             .collect();
         env.istio.insert(
             "1.31".into(),
-            ["pilot-discovery", "pilot-agent", "envoy", "echo-server", "echo-client"]
-                .map(tool)
-                .to_vec(),
+            [
+                "pilot-discovery",
+                "pilot-agent",
+                "envoy",
+                "echo-server",
+                "echo-client",
+            ]
+            .map(tool)
+            .to_vec(),
         );
         let image = |reference: &str| crate::images::Built {
             reference: vec![reference.to_owned()],

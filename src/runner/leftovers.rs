@@ -54,7 +54,7 @@ pub(super) fn keep_leftovers(
     opts: &RunOptions,
     cell: &Cell,
     keep: bool,
-    logs: &[PathBuf],
+    logs: &[(String, PathBuf)],
 ) -> Option<PathBuf> {
     if keep {
         return Some(cell.sandbox.dir().to_owned());
@@ -77,12 +77,12 @@ pub(super) fn keep_leftovers(
     Some(report)
 }
 
-/// Copies the last [`LOG_MAX`] bytes of each log into `to`; a log that cannot be read is left out
-/// (this feeds the report, never a verdict).
-fn copy_logs(logs: &[PathBuf], to: &std::path::Path) {
+/// Copies the last [`LOG_MAX`] bytes of each log into `to` under its name; a log that cannot be
+/// read is left out (this feeds the report, never a verdict).
+fn copy_logs(logs: &[(String, PathBuf)], to: &std::path::Path) {
     use std::io::{Read, Seek, SeekFrom};
-    for log in logs {
-        let (Some(name), Ok(mut file)) = (log.file_name(), std::fs::File::open(log)) else {
+    for (name, log) in logs {
+        let Ok(mut file) = std::fs::File::open(log) else {
             continue;
         };
         let len = file.metadata().map(|m| m.len()).unwrap_or_default();

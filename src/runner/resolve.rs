@@ -195,7 +195,8 @@ async fn prepare(
             env.node.push(tool(&tc.resolve(&need).await?));
         }
         let common = crate::images::common();
-        env.images = crate::images::ensure(tc.cache_dir(), &node_sources(&env.node), &common).await?;
+        env.images =
+            crate::images::ensure(tc.cache_dir(), &node_sources(&env.node), &common).await?;
     }
     // Istio's images, only for the versions of `@mesh` cells (a plain cell resolves none),
     // tagged as that version's istioctl renders them.

@@ -1,5 +1,5 @@
-//! A cell's node: where a live mesh's Pods' processes and its kubelet (kwok) run, with no more
-//! power than a learner's command. The node's holder joins the cell's control group and
+//! A cell's node: where a real node's kubelet, container runtime and containers run, with no
+//! more power than a learner's command. The node's holder joins the cell's control group and
 //! namespaces, then makes a mount namespace (a copy of the cell's: the host's files are the
 //! cell's overlay, read-only below, its hidden areas hidden), a PID namespace (a learner's
 //! `kill -9 -1` does not reach it, nor does the node's `kill -1` reach the learner's) and a
@@ -7,8 +7,8 @@
 //! and a `/run` of its own, where it attaches the host directories and files the node needs
 //! ([`Attachment`]: the cluster's directory read-only, the Pods' working directories, the
 //! programs they run). Every process entering it keeps a container's capabilities
-//! ([`unix::CONTAINER_CAPABILITIES`]; a Pod's traffic capture `NET_ADMIN` besides) and joins a
-//! network namespace of the caller's choosing (a Pod's, or the cell's for kwok). It ends with
+//! (or, for the node's daemons, [`unix::NODE_CAPABILITIES`]) and joins a network namespace of the
+//! caller's choosing (the cell's). It ends with
 //! the cell: its holder is in the cell's control group, and the init's end ends every process of
 //! the node.
 
@@ -54,35 +54,14 @@ pub struct NodeCommands {
 
 impl Node {
     /// Starts the node of the cell whose learner commands `cell` makes, in network namespace
-    /// `net` (the cell's), showing `attachments`. A kept node outlives this process.
-    pub fn start(
-        cell: &LearnerCommands,
-        net: &Network,
-        attachments: &[Attachment],
-        keep: bool,
-    ) -> io::Result<Node> {
-        Self::start_with(cell, net, attachments, false, keep)
-    }
-
-    /// [`Node::start`] for a node that runs containers (a kubelet and its runtime): besides, its
-    /// init mounts the node's own cgroup hierarchies (rooted at the cell's groups by the node's
+    /// `net` (the cell's), showing `attachments`, for a kubelet and its runtime: its init mounts the node's own cgroup hierarchies (rooted at the cell's groups by the node's
     /// cgroup namespace: every group the runtime makes is the cell's) and makes the network's
     /// knobs (`/proc/sys/net`, the cell's network namespace's own) writable; the kernel's other
-    /// knobs stay read-only.
+    /// knobs stay read-only. A kept node outlives this process.
     pub fn start_container_host(
         cell: &LearnerCommands,
         net: &Network,
         attachments: &[Attachment],
-        keep: bool,
-    ) -> io::Result<Node> {
-        Self::start_with(cell, net, attachments, true, keep)
-    }
-
-    fn start_with(
-        cell: &LearnerCommands,
-        net: &Network,
-        attachments: &[Attachment],
-        containers: bool,
         keep: bool,
     ) -> io::Result<Node> {
         let mut trees: Vec<OwnedFd> = Vec::new();
@@ -95,11 +74,9 @@ impl Node {
             optional: false,
         }];
         ops.extend(super::root::node_proc());
-        if containers {
-            ops.extend(writable_net_knobs());
-            ops.extend(cgroup_mounts());
-            ops.extend(kernel_log());
-        }
+        ops.extend(writable_net_knobs());
+        ops.extend(cgroup_mounts());
+        ops.extend(kernel_log());
         ops.push(Op::Mount {
             source: Some(cstring("tmpfs")),
             target: cstring(RUN),

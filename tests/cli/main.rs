@@ -14,6 +14,5 @@ mod matrix;
 mod mesh;
 mod mutate;
 mod node;
-mod pods;
 mod render;
 mod sandbox;

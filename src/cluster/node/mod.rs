@@ -409,11 +409,44 @@ impl RealNode {
         self.processes.pids()
     }
 
-    /// The logs of its processes and its Pods' containers, for a failed cell's report.
-    pub fn logs(&self) -> Vec<PathBuf> {
-        let mut logs = self.processes.logs(&["registry"]);
-        logs.extend(files_under(&Paths::new(&self.dir).pod_logs()));
+    /// The logs of its processes (`kubelet.log`) and its Pods' containers
+    /// (`<namespace>_<pod>-<container>-<restart>.log`), for a failed cell's report.
+    pub fn logs(&self) -> Vec<(String, PathBuf)> {
+        let named = |p: PathBuf| {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            (name.unwrap_or_default(), p)
+        };
+        let mut logs: Vec<(String, PathBuf)> = self
+            .processes
+            .logs(&["registry"])
+            .into_iter()
+            .map(named)
+            .collect();
+        let pods = Paths::new(&self.dir).pod_logs();
+        logs.extend(
+            files_under(&pods)
+                .into_iter()
+                .map(|p| (container_log_name(&pods, &p), p)),
+        );
         logs
+    }
+}
+
+/// A container's log under the kubelet's `/var/log/pods` (`<ns>_<pod>_<uid>/<container>/<n>.log`)
+/// named for a report: `<ns>_<pod>-<container>-<n>.log`.
+fn container_log_name(pods: &Path, log: &Path) -> String {
+    let parts: Vec<String> = log
+        .strip_prefix(pods)
+        .unwrap_or(log)
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    match parts.as_slice() {
+        [pod, container, file] => {
+            let pod = pod.rsplit_once('_').map_or(pod.as_str(), |(p, _uid)| p);
+            format!("{pod}-{container}-{file}")
+        }
+        _ => parts.join("-"),
     }
 }
 
@@ -437,6 +470,16 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_containers_log_is_named_by_its_pod_and_container() {
+        let pods = Path::new("/cell/node/log/pods");
+        let log = pods.join("istio-system_istiod-5f9c_0a1b-2c3d/discovery/0.log");
+        assert_eq!(
+            container_log_name(pods, &log),
+            "istio-system_istiod-5f9c-discovery-0.log"
+        );
+    }
 
     #[test]
     fn the_images_a_node_runs_itself_are_the_tables() {

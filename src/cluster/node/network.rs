@@ -65,4 +65,3 @@ async fn run(commands: &NetworkCommands, program: &str, args: &[&str]) -> Result
         })
     }
 }
-

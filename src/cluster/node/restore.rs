@@ -53,10 +53,19 @@ fn heartbeat(node: &Node) -> Option<String> {
 /// Records what etcd's copy holds for `node` (nothing on a fresh cluster).
 pub async fn before(client: &kube::Client, node: &str) -> Before {
     let nodes: Api<Node> = Api::all(client.clone());
-    let heartbeat = nodes.get_opt(node).await.ok().flatten().and_then(|n| heartbeat(&n));
+    let heartbeat = nodes
+        .get_opt(node)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|n| heartbeat(&n));
     let pods: Api<Pod> = Api::all(client.clone());
     let on_node = ListParams::default().fields(&format!("spec.nodeName={node}"));
-    let listed = pods.list(&on_node).await.map(|l| l.items).unwrap_or_default();
+    let listed = pods
+        .list(&on_node)
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default();
     Before {
         heartbeat,
         ready: listed

@@ -1,6 +1,6 @@
 //! The only `unsafe` code in labcheck: what a child process does between fork and exec to build a
-//! cell (the holder), a cell's node (the Pods' enclosure) or to enter one (every command),
-//! confining a process with Landlock ([`landlock`]), and killing a whole process group.
+//! cell (the holder), a cell's node (the real node's enclosure) or to enter one (every command),
+//! and killing a whole process group.
 //!
 //! Everything a `pre_exec` closure touches is prepared before the fork (C strings, raw fds, the
 //! list of mount operations): after fork in a multi-threaded process only async-signal-safe calls
@@ -13,12 +13,10 @@
 //! the command as a process of the cell.
 
 mod caps;
-mod landlock;
 mod signal;
 
 use caps::drop_capabilities;
 pub use caps::{CAP_NET_ADMIN, CONTAINER_CAPABILITIES, NODE_CAPABILITIES};
-pub use landlock::{confine, landlock_abi};
 pub use signal::{kill_group, kill_process, stop_group};
 
 use std::ffi::CString;

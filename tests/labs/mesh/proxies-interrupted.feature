@@ -1,9 +1,9 @@
 @mesh
 Feature: Self-test: a live mesh with running proxies interrupted
-  Istio is installed and an injected Deployment runs, so the cell runs its Pod's proxy
-  (pilot-agent and Envoy) beside the ingress gateway's, and a command runs in its app container
-  through `kubectl exec`; then the learner's command waits: a test ends the run with SIGTERM
-  while the proxies and the exec run.
+  Istio is installed and an injected Deployment runs, so its Pod's proxy (pilot-agent and Envoy)
+  runs beside the ingress gateway's, and a command runs in its app container through
+  `kubectl exec`; then the learner's command waits: a test ends the run with SIGTERM while the
+  proxies and the exec run.
 
   Background:
     Given the lab directory "/root/labcheck-mesh"

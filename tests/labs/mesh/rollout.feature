@@ -2,7 +2,7 @@
 Feature: Self-test: injection happens on rollout
   A namespace labelled after its Deployment keeps its Pod without a sidecar until a rollout
   re-creates it; a mistake that labels without the rollout is rejected. Its cell starts from the
-  checkpoint of the installed mesh: its own controllers, kwok and istiod.
+  checkpoint of the installed mesh: its own node, whose kubelet runs istiod's Pod again.
 
   Background:
     Given the lab directory "/root/labcheck-rollout"

@@ -2,12 +2,12 @@
 Feature: Self-test: from one injected Pod of the echo app, kubectl exec sends a request through both sidecars
   Istio is installed with `istioctl install -y`; in a namespace labelled for injection, a
   Deployment `web` of Istio's echo app behind a Service, and a Deployment `client` of the same
-  app. The cell runs each Pod's traffic capture, proxy and echo server; both proxies are SYNCED
-  and the client's Envoy knows the web Pod as the Service's endpoint. `kubectl exec` into the
-  client Pod runs the echo image's `client` there: its request to the Service's ClusterIP goes
-  through both Envoys. What `kubectl exec` runs is a learner's command in the Pod's network: it
-  writes where the learner writes (tests/cli/mesh.rs finds nothing on the host), and it cannot
-  change the Pod's network or its traffic capture.
+  app. Each Pod runs `istio-init`'s capture, its proxy and its echo server; both proxies are
+  SYNCED and the client's Envoy knows the web Pod as the Service's endpoint. `kubectl exec` into
+  the client Pod runs the echo image's `client` there: its request to the Service's ClusterIP goes
+  through both Envoys. What `kubectl exec` runs is a command in the container: it writes in the
+  container's own files (tests/cli/mesh.rs finds nothing on the host), it cannot change the
+  Pod's network or its traffic capture, and kubectl exits with the command's code.
 
   Background:
     Given the lab directory "/root/labcheck-traffic"
@@ -51,7 +51,9 @@ Feature: Self-test: from one injected Pod of the echo app, kubectl exec sends a 
       kubectl -n shop exec deploy/client -- client --timeout 5s http://$IP:80/through-the-mesh > answer.txt 2>&1
       kubectl -n shop exec deploy/client -c istio-proxy -- pilot-agent request GET clusters > clusters.txt
       kubectl -n shop exec deploy/client -- sh -c 'ip -4 -o addr show eth0 | grep -o "inet [0-9.]*" | cut -d" " -f2' > pod-ip.txt
-      kubectl -n shop exec deploy/client -- sh -c 'echo "$HOSTNAME" > /root/labcheck-traffic/from-the-pod.txt'
+      kubectl -n shop exec deploy/client -- sh -c 'mkdir -p /root/labcheck-traffic && echo "$HOSTNAME" > /root/labcheck-traffic/from-the-pod.txt'
+      kubectl -n shop exec deploy/client -- cat /root/labcheck-traffic/from-the-pod.txt > from-the-pod.txt
+      kubectl -n shop exec deploy/client -- sh -c 'exit 3' > exit.txt 2>&1; echo "exit=$?" >> exit.txt
       kubectl -n shop exec deploy/client -c istio-proxy -- iptables -t nat -F > flush.txt 2>&1 || true
       kubectl -n shop exec deploy/client -- ip link add probe0 type dummy > link.txt 2>&1 || true
       kubectl -n shop exec deploy/client -- no-such-command > missing.txt 2>&1 || true
@@ -68,4 +70,5 @@ Feature: Self-test: from one injected Pod of the echo app, kubectl exec sends a 
     And the file "/root/labcheck-traffic/flush.txt" should contain "Permission denied"
     And the file "/root/labcheck-traffic/link.txt" should contain "Operation not permitted"
     And the file "/root/labcheck-traffic/missing.txt" should contain "executable file not found in $PATH"
-    And the query '[.items[] | select(.metadata.namespace == "shop") | .metadata.name] | sort' over the cluster's "execs.kwok.x-k8s.io" should equal the query '[.items[] | select(.metadata.namespace == "shop") | .metadata.name] | sort' over the cluster's "pods"
+    And the file "/root/labcheck-traffic/exit.txt" should contain "command terminated with exit code 3"
+    And the file "/root/labcheck-traffic/exit.txt" should contain "exit=3"

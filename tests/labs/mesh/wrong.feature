@@ -2,7 +2,7 @@
 Feature: Self-test: a live mesh whose check fails
   Istio is installed and istiod runs, but the Deployment is in a namespace nobody labelled for
   injection: the check that wants its sidecar fails, and the cell ends with everything it ran
-  (its report keeps the logs, the echo app's included).
+  (its report keeps the logs, istiod's and the echo app's containers' included).
 
   Background:
     Given the lab directory "/root/labcheck-mesh"
