@@ -55,6 +55,24 @@ pub struct IstioSources {
     pub echo_client: PathBuf,
 }
 
+impl IstioSources {
+    /// The builds of one Istio version, each where `path` finds the tool, tagged `tag`; the
+    /// Envoy bootstrap template is the one installed beside pilot-agent.
+    pub fn of_builds(tag: &str, path: impl Fn(crate::toolchain::Tool) -> PathBuf) -> IstioSources {
+        use crate::toolchain::Tool;
+        let pilot_agent = path(Tool::PilotAgent);
+        IstioSources {
+            tag: tag.to_owned(),
+            pilot_discovery: path(Tool::PilotDiscovery),
+            bootstrap: pilot_agent.with_file_name(crate::toolchain::ENVOY_BOOTSTRAP),
+            pilot_agent,
+            envoy: path(Tool::Envoy),
+            echo_server: path(Tool::EchoServer),
+            echo_client: path(Tool::EchoClient),
+        }
+    }
+}
+
 impl Sources {
     /// The sources a real node's toolchain holds: the pause container's source installed beside
     /// the `kubelet` ([`crate::toolchain::PAUSE_SOURCE`]) and the `coredns` binary.

@@ -131,27 +131,6 @@ fn node_sources(node: &[Tool]) -> crate::images::Sources {
     )
 }
 
-/// Istio's builds of one version (resolved) as the inputs of Istio's images, tagged `tag`.
-fn istio_sources(tag: &str, builds: &[Tool]) -> crate::images::IstioSources {
-    let path = |tool: toolchain::Tool| {
-        builds
-            .iter()
-            .find(|t| t.name == tool.name())
-            .map(|t| t.path.clone())
-            .unwrap_or_default()
-    };
-    let pilot_agent = path(toolchain::Tool::PilotAgent);
-    crate::images::IstioSources {
-        tag: tag.to_owned(),
-        pilot_discovery: path(toolchain::Tool::PilotDiscovery),
-        bootstrap: pilot_agent.with_file_name(toolchain::ENVOY_BOOTSTRAP),
-        pilot_agent,
-        envoy: path(toolchain::Tool::Envoy),
-        echo_server: path(toolchain::Tool::EchoServer),
-        echo_client: path(toolchain::Tool::EchoClient),
-    }
-}
-
 /// Resolves every tool the planned cells need (building what the cache lacks) and the backend.
 async fn prepare(
     tc: &Toolchain,
@@ -211,7 +190,15 @@ async fn prepare(
             .get(&label)
             .map(|t| t.version.clone())
             .unwrap_or_default();
-        let sources = node_sources(&env.node).with_istio(istio_sources(&tag, &builds));
+        let path = |tool: toolchain::Tool| {
+            builds
+                .iter()
+                .find(|t| t.name == tool.name())
+                .map(|t| t.path.clone())
+                .unwrap_or_default()
+        };
+        let istio = crate::images::IstioSources::of_builds(&tag, path);
+        let sources = node_sources(&env.node).with_istio(istio);
         let rows = crate::images::per_istio_version();
         let images = crate::images::ensure(tc.cache_dir(), &sources, &rows).await?;
         env.istio.insert(label.clone(), builds);

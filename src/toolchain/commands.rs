@@ -28,7 +28,7 @@ pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i
             }
         }
     }
-    match images(&tc, true).await {
+    match images(&tc, &specs, true).await {
         Ok(lines) => lines.iter().for_each(|l| crate::outln!("{l}")),
         Err(e) => {
             crate::errln!("labcheck: {}", error_chain(&e));
@@ -39,19 +39,45 @@ pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i
 }
 
 /// The image table, one line per image: what it really contains and where its archive is, or
-/// that it is not built. Builds what the cache lacks when `build` is set; needs the kubelet
-/// (the pause container's source lies beside it) and CoreDNS from the cache.
-async fn images(tc: &Toolchain, build: bool) -> Result<Vec<String>, crate::images::ImageError> {
-    let path = |tool| {
-        tc.lookup(&Need::Node(tool))
-            .map(|r| r.path)
-            .unwrap_or_default()
-    };
-    let sources =
-        crate::images::Sources::of_node(&path(super::Tool::Kubelet), &path(super::Tool::Coredns));
+/// that it is not built. Istio's images once per Istio version of `specs` built from a module.
+/// Builds what the cache lacks when `build` is set; needs the kubelet (the pause container's
+/// source lies beside it), CoreDNS and Istio's builds from the cache.
+async fn images(
+    tc: &Toolchain,
+    specs: &[super::IstioSpec],
+    build: bool,
+) -> Result<Vec<String>, crate::images::ImageError> {
+    let path = |need: &Need| tc.lookup(need).map(|r| r.path).unwrap_or_default();
+    let node = crate::images::Sources::of_node(
+        &path(&Need::Node(super::Tool::Kubelet)),
+        &path(&Need::Node(super::Tool::Coredns)),
+    );
+    let mut jobs: Vec<(&'static crate::images::Row, crate::images::Sources)> =
+        crate::images::common()
+            .into_iter()
+            .map(|row| (row, node.clone()))
+            .collect();
+    for spec in specs.iter().filter(|s| s.module.is_some()) {
+        let needs = Need::mesh(spec);
+        let build_of = |tool| {
+            needs
+                .iter()
+                .find(|n| n.tool() == tool)
+                .map(&path)
+                .unwrap_or_default()
+        };
+        let istio = crate::images::IstioSources::of_builds(&spec.version, build_of);
+        let sources = node.clone().with_istio(istio);
+        jobs.extend(
+            crate::images::per_istio_version()
+                .into_iter()
+                .map(|row| (row, sources.clone())),
+        );
+    }
     let mut lines = Vec::new();
-    for row in crate::images::table() {
-        let refs = row.references.join(", ");
+    for (row, sources) in jobs {
+        let tag = sources.istio.as_ref().map(|i| i.tag.as_str());
+        let refs = row.references_for(tag).unwrap_or_default().join(", ");
         let found = if build {
             crate::images::ensure(tc.cache_dir(), &sources, &[row])
                 .await?
@@ -143,7 +169,7 @@ pub async fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i3
             }
         }
     }
-    match images(&tc, false).await {
+    match images(&tc, &specs, false).await {
         Ok(lines) => lines.iter().for_each(|l| crate::outln!("{l}")),
         Err(e) => crate::outln!("image    the table cannot be read: {}", error_chain(&e)),
     }

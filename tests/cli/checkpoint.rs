@@ -319,8 +319,8 @@ fn a_mistake_says_why_each_listed_check_rejected_it() {
 
 #[test]
 fn a_mesh_lab_from_checkpoints_ends_as_its_replay_byte_for_byte() {
-    // The mistake cell restores a checkpoint of an installed mesh: its own controllers, kwok and
-    // istiod start again from the checkpoint's etcd, and the step ends as the replay does.
+    // The mistake cell restores a checkpoint of an installed mesh: its own node starts again from
+    // the checkpoint's etcd and runs istiod's Pod again, and the step ends as the replay does.
     let record = same_as_replay(&["run", "tests/labs/mesh/rollout.feature", "--istio", "1.31"]);
     let resumed = resumed_cells(&record).len();
     assert_eq!(resumed, 1, "the mistake's cell starts from a checkpoint");
