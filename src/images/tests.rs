@@ -97,7 +97,6 @@ fn istios_images_are_served_under_the_tag_of_any_istio_version_and_tagged_with_t
     );
     // A tag is one path component: no repository below pilot is served.
     assert!(lookup("docker.io/istio/pilot:x/y").is_none());
-    assert!(lookup("docker.io/istio/pilot").is_none(), "no latest pilot");
     assert_eq!(
         pilot.references_for(Some("1.31-dev.eed52ebb")),
         Some(vec!["docker.io/istio/pilot:1.31-dev.eed52ebb".to_owned()])
