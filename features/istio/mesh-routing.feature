@@ -445,7 +445,7 @@
     # チェック: plaintext-refused
     # メッセージ: STRICT にしたあとも、サイドカーのない Pod からの平文のリクエストが shop-v1 に届いています。PeerAuthentication が shop ネームスペースにあり、mode が STRICT かを確かめてください。
     かつ ファイル "/root/mesh-routing/out/plain-strict.txt" が "^curl: \(56\) Recv failure: Connection reset by peer$" にマッチする
-    かつ ファイル "/root/mesh-routing/out/plain-strict.txt" に コマンド "kubectl -n legacy exec deploy/legacy -- curl -sS -m 5 http://$(kubectl -n shop get pod -l version=v1 -o jsonpath='{.items[0].status.podIP}'):8080/ 2>&1" の出力のすべての行が含まれる
+    かつ ファイル "/root/mesh-routing/out/plain-strict.txt" が コマンド "kubectl -n legacy exec deploy/legacy -- curl -sS -m 5 http://$(kubectl -n shop get pod -l version=v1 -o jsonpath='{.items[0].status.podIP}'):8080/ 2>&1" の出力と等しい
     # チェック: in-mesh-mtls
     # メッセージ: メッシュの中の shop-v1 から Service shop へのリクエストが届いていません。送り先が Service shop の ClusterIP のポート 80 かを確かめてください。
     かつ ファイル "/root/mesh-routing/out/in-mesh.txt" が "^ServiceVersion=v[12]$" にマッチする
