@@ -1,13 +1,11 @@
 //! The `@mesh` profile with real binaries: on both Istio versions the lab's `istioctl install`
-//! runs istiod and the gateway as Pods of the cell's real node, a Deployment in a labelled
-//! namespace runs with `istio-init` and its sidecar (pilot-agent and Envoy in the Pod's
-//! containers), `istioctl proxy-status` lists it SYNCED and `istioctl proxy-config` reads its
-//! Envoy; a request sent with `kubectl exec` from one Pod's echo app to another's Service goes
-//! through both Pods' Envoys, and writes nothing on the host; a learner's Pod does not make its
-//! proxy write there; the kubelet starts again a container that exits; a cell from a checkpoint
-//! has its Pods Ready again; and whether the lab passes, fails or the run is ended by SIGTERM, a
-//! `@mesh` cell leaves no process (the node, istiod and the proxies included), mount or control
-//! group behind.
+//! runs istiod and the gateway as Pods of the cell's real node, an injected Deployment runs with
+//! `istio-init` and its sidecar, `istioctl proxy-status` lists it SYNCED and `proxy-config` reads
+//! its Envoy; `kubectl exec` from one echo Pod to another's Service goes through both Envoys and
+//! writes nothing on the host, nor does a learner's Pod make its proxy write there; the kubelet
+//! starts again a container that exits; a cell from a checkpoint has its Pods Ready again; and
+//! whether the lab passes, fails or is ended by SIGTERM, a `@mesh` cell leaves no process (the
+//! node, istiod and the proxies included), mount or control group behind.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
