@@ -71,23 +71,10 @@ impl KindCommand {
     }
 
     async fn exec(&self, args: Vec<String>) -> Result<(), ClusterError> {
-        let command = format!("{} {}", self.kind.display(), args.join(" "));
-        let output = tokio::process::Command::new(&self.kind)
-            .args(&args)
-            .output()
-            .await
-            .map_err(|e| ClusterError::Spawn {
-                what: command.clone(),
-                source: e,
-            })?;
-        if output.status.success() {
-            Ok(())
-        } else {
-            Err(ClusterError::Command {
-                command,
-                message: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-            })
-        }
+        let what = format!("{} {}", self.kind.display(), args.join(" "));
+        let mut command = tokio::process::Command::new(&self.kind);
+        command.args(&args);
+        super::processes::run(command, what).await
     }
 
     pub async fn create(&self) -> Result<(), ClusterError> {

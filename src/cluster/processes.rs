@@ -2,7 +2,7 @@
 //! their arguments), a node's daemons, labcheck itself as a helper: each logs into the
 //! cluster's directory under its name, they stop in the reverse of their start order (every
 //! process of a cluster ends by [`stop`]), and, unless the cell is kept, a dropped list kills
-//! their process groups.
+//! their process groups. A command a cluster runs to its end (`ip`, `kind`) is [`run`].
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -137,6 +137,30 @@ pub(super) fn controllers(
 
 /// Stops a process group: SIGTERM, up to 3 s, then SIGKILL. Every process of a cell's cluster
 /// ends this way.
+/// Runs `command` (shown as `what`) to its end with no input; its error output is the error
+/// when it fails.
+pub(super) async fn run(
+    mut command: tokio::process::Command,
+    what: String,
+) -> Result<(), ClusterError> {
+    let out = command
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .map_err(|source| ClusterError::Spawn {
+            what: what.clone(),
+            source,
+        })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(ClusterError::Command {
+            command: what,
+            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        })
+    }
+}
+
 pub(super) async fn stop(child: &mut tokio::process::Child) {
     unix::stop_group(child, Duration::from_secs(3)).await;
 }

@@ -133,9 +133,14 @@ impl Cache {
         let json = serde_json::to_string_pretty(meta).map_err(io::Error::other);
         json.and_then(|json| std::fs::write(&meta_path, json + "\n"))
             .map_err(io_err(image, "cannot write", &meta_path))?;
+        self.place(image, key, stage)
+    }
+
+    /// Renames `stage.out` into place as `key`, over an incomplete entry (one `load` or `base`
+    /// refused; the caller holds the lock of `key`, so nobody else is using it).
+    fn place(&self, image: &str, key: &str, stage: &Stage) -> Result<(), ImageError> {
         let target = self.root.join(key);
         if target.exists() {
-            // An incomplete entry (load() refused it); the lock says nobody else is using it.
             std::fs::remove_dir_all(&target).map_err(io_err(image, "cannot replace", &target))?;
         }
         std::fs::rename(&stage.out, &target).map_err(io_err(image, "cannot move into", &target))
@@ -163,11 +168,7 @@ impl Cache {
         std::fs::rename(layer, &moved).map_err(io_err(image, "cannot move", layer))?;
         let text = stage.out.join("base.txt");
         std::fs::write(&text, details).map_err(io_err(image, "cannot write", &text))?;
-        let target = self.root.join(key);
-        if target.exists() {
-            std::fs::remove_dir_all(&target).map_err(io_err(image, "cannot replace", &target))?;
-        }
-        std::fs::rename(&stage.out, &target).map_err(io_err(image, "cannot move into", &target))
+        self.place(image, key, stage)
     }
 
     /// Removes `tmp-<pid>` directories whose process is gone.

@@ -30,9 +30,7 @@ impl LayerWriter {
     }
 
     pub fn dir(&mut self, path: &str, mode: u32) -> io::Result<()> {
-        let mut header = header(tar::EntryType::Directory, mode, 0);
-        let path = format!("{}/", path.trim_end_matches('/'));
-        self.builder.append_data(&mut header, path, io::empty())
+        self.dir_owned(path, mode, 0)
     }
 
     /// A directory owned by `id` (user and group), such as a proxy's writable one.

@@ -228,16 +228,7 @@ async fn respond(
         // the reason in the body: containerd asks again with GET for it, and the kubelet's event
         // for the Pod carries it.
         let what = super::normalize(&format!("{ns}/{name}:{reference}"));
-        let body = json!({"errors": [{"code": "DENIED", "message": not_built(&what)}]});
-        return send(
-            out,
-            403,
-            "application/json",
-            None,
-            body.to_string().as_bytes(),
-            head,
-        )
-        .await;
+        return send_error(out, 403, "DENIED", &not_built(&what), head).await;
     }
     if let Some((_, digest)) = rest.rsplit_once("/blobs/")
         && let Some(blob) = index.blobs.get(digest)
@@ -257,16 +248,20 @@ fn not_built(reference: &str) -> String {
 
 async fn not_found(out: &mut TcpStream, code: &str, what: &str, head: bool) -> std::io::Result<()> {
     let message = format!("no blob {what} in the cell's registry");
+    send_error(out, 404, code, &message, head).await
+}
+
+/// An error of the registry API: `status`, and a body of one error with `code` and `message`.
+async fn send_error(
+    out: &mut TcpStream,
+    status: u16,
+    code: &str,
+    message: &str,
+    head: bool,
+) -> std::io::Result<()> {
     let body = json!({"errors": [{"code": code, "message": message}]});
-    send(
-        out,
-        404,
-        "application/json",
-        None,
-        body.to_string().as_bytes(),
-        head,
-    )
-    .await
+    let body = body.to_string();
+    send(out, status, "application/json", None, body.as_bytes(), head).await
 }
 
 async fn send(

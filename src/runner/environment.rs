@@ -142,12 +142,7 @@ impl Environment {
             return None;
         }
         use crate::toolchain::Tool as T;
-        let named = |tool: T| {
-            self.node
-                .iter()
-                .find(|t| t.name == tool.name())
-                .map(|t| t.path.clone())
-        };
+        let named = |tool: T| path_of(&self.node, tool);
         let cni = [T::CniBridge, T::CniHostLocal, T::CniLoopback, T::CniPortmap]
             .into_iter()
             .map(named)
@@ -201,6 +196,14 @@ const CLUSTER_ONLY: &[&str] = &[
     "echo-client",
 ];
 
+/// Where `tool` is among the resolved `tools`.
+pub fn path_of(tools: &[Tool], tool: crate::toolchain::Tool) -> Option<PathBuf> {
+    tools
+        .iter()
+        .find(|t| t.name == tool.name())
+        .map(|t| t.path.clone())
+}
+
 /// The tools a cell puts first on the learner's PATH, by name: all but those only the cluster
 /// runs.
 pub fn learner_tools(tools: &[&Tool]) -> Vec<(String, PathBuf)> {
@@ -227,6 +230,15 @@ mod tests {
         }
     }
 
+    /// A real node's tools, all resolved.
+    fn node_tools() -> Vec<Tool> {
+        ["kube-controller-manager", "kube-scheduler"]
+            .into_iter()
+            .chain(crate::toolchain::node::node_tools().map(|t| t.name()))
+            .map(tool)
+            .collect()
+    }
+
     fn tags(t: &[&str]) -> Vec<String> {
         t.iter().map(|t| format!("@{t}")).collect()
     }
@@ -246,11 +258,7 @@ mod tests {
     fn a_node_cell_runs_the_nodes_tools_and_the_learner_gets_none() {
         let mut env = Environment::sandbox_only();
         env.kubectl = Some(tool("kubectl"));
-        env.node = ["kube-controller-manager", "kube-scheduler"]
-            .into_iter()
-            .chain(crate::toolchain::node::node_tools().map(|t| t.name()))
-            .map(tool)
-            .collect();
+        env.node = node_tools();
         assert_eq!(Needs::of(&tags(&["kubernetes", "node"])), Needs::Node);
         assert_eq!(Needs::of(&tags(&["ノード"])), Needs::Node);
         let learner: Vec<String> = learner_tools(&env.tools_for(Needs::Node, "-"))
@@ -274,11 +282,7 @@ mod tests {
         env.istioctl.insert("1.31".into(), tool("istioctl"));
         env.kubectl = Some(tool("kubectl"));
         env.kubernetes = Some(tool("kube-apiserver"));
-        env.node = ["kube-controller-manager", "kube-scheduler"]
-            .into_iter()
-            .chain(crate::toolchain::node::node_tools().map(|t| t.name()))
-            .map(tool)
-            .collect();
+        env.node = node_tools();
         env.istio.insert(
             "1.31".into(),
             [

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::environment::{Environment, Needs, Tool};
+use super::environment::{Environment, Needs, Tool, path_of};
 use super::{CellPlan, default_state_dir, interruptible};
 use crate::cluster::{self, Backend, LocalTools};
 use crate::toolchain::{self, Toolchain, Versions};
@@ -119,12 +119,7 @@ pub async fn environment_for(
 /// Where a real node's tools (resolved) keep the inputs of the table's images: the pause
 /// container's source beside the kubelet, CoreDNS.
 fn node_sources(node: &[Tool]) -> crate::images::Sources {
-    let path = |tool: toolchain::Tool| {
-        node.iter()
-            .find(|t| t.name == tool.name())
-            .map(|t| t.path.clone())
-            .unwrap_or_default()
-    };
+    let path = |tool| path_of(node, tool).unwrap_or_default();
     crate::images::Sources::of_node(
         &path(toolchain::Tool::Kubelet),
         &path(toolchain::Tool::Coredns),
@@ -185,19 +180,8 @@ async fn prepare(
         for need in toolchain::Need::mesh(&spec) {
             builds.push(tool(&tc.resolve(&need).await?));
         }
-        let tag = env
-            .istioctl
-            .get(&label)
-            .map(|t| t.version.clone())
-            .unwrap_or_default();
-        let path = |tool: toolchain::Tool| {
-            builds
-                .iter()
-                .find(|t| t.name == tool.name())
-                .map(|t| t.path.clone())
-                .unwrap_or_default()
-        };
-        let istio = crate::images::IstioSources::of_builds(&tag, path);
+        let path = |tool| path_of(&builds, tool).unwrap_or_default();
+        let istio = crate::images::IstioSources::of_builds(&spec.version, path);
         let sources = node_sources(&env.node).with_istio(istio);
         let rows = crate::images::per_istio_version();
         let images = crate::images::ensure(tc.cache_dir(), &sources, &rows).await?;

@@ -199,14 +199,9 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
     if let Err(detail) =
         super::local::wait_http(network, REGISTRY, "/v2/", " 200 ", RUNTIME_READY).await
     {
-        return Err(ClusterError::NotReady {
-            what: format!("the cell's registry at {REGISTRY}"),
-            waited: RUNTIME_READY.as_secs(),
-            detail: format!(
-                "{detail}\n{}",
-                super::local::tail(&s.dir.join("registry-server.log"))
-            ),
-        });
+        let what = format!("the cell's registry at {REGISTRY}");
+        let log = s.dir.join("registry-server.log");
+        return Err(not_ready(what, RUNTIME_READY, detail, &log));
     }
     let kubeconfig = p.on_host("kubeconfig");
     for (name, binary, args) in super::processes::controllers(
@@ -257,14 +252,13 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
     node.processes
         .spawn(kubelet, "kubelet", Path::new("kubelet"), &args)?;
     if let Err(detail) = wait_ready(s.client, NODE_NAME, NODE_READY, &before).await {
-        return Err(ClusterError::NotReady {
-            what: format!("the node {NODE_NAME}"),
-            waited: NODE_READY.as_secs(),
-            detail: format!(
-                "{detail}\n{}",
-                super::local::tail(&s.dir.join("kubelet.log"))
-            ),
-        });
+        let what = format!("the node {NODE_NAME}");
+        return Err(not_ready(
+            what,
+            NODE_READY,
+            detail,
+            &s.dir.join("kubelet.log"),
+        ));
     }
     let proxy = node_command(&commands, net, "kube-proxy");
     let args = [format!(
@@ -275,14 +269,13 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
         .spawn(proxy, "kube-proxy", Path::new("kube-proxy"), &args)?;
     coredns::install(s.client).await?;
     if let Err(detail) = before.wait_pods(s.client, PODS_READY).await {
-        return Err(ClusterError::NotReady {
-            what: "the Pods of the checkpoint".into(),
-            waited: PODS_READY.as_secs(),
-            detail: format!(
-                "{detail}\n{}",
-                super::local::tail(&s.dir.join("kubelet.log"))
-            ),
-        });
+        let what = "the Pods of the checkpoint".to_owned();
+        return Err(not_ready(
+            what,
+            PODS_READY,
+            detail,
+            &s.dir.join("kubelet.log"),
+        ));
     }
     Ok(())
 }
@@ -345,11 +338,17 @@ async fn wait_runtime(
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    Err(ClusterError::NotReady {
-        what: "containerd".into(),
-        waited: RUNTIME_READY.as_secs(),
-        detail: format!("{last}\n{}", super::local::tail(log)),
-    })
+    Err(not_ready("containerd".into(), RUNTIME_READY, last, log))
+}
+
+/// `what` was not ready after `waited`: the last thing seen, and the end of the log that says
+/// why.
+fn not_ready(what: String, waited: Duration, detail: String, log: &Path) -> ClusterError {
+    ClusterError::NotReady {
+        what,
+        waited: waited.as_secs(),
+        detail: format!("{detail}\n{}", super::local::tail(log)),
+    }
 }
 
 /// Waits until the node `name` reports Ready, itself (not etcd's copy of an earlier report); the

@@ -4,7 +4,6 @@
 //! between its Pods.
 
 use std::net::Ipv4Addr;
-use std::process::Stdio;
 
 use crate::cluster::ClusterError;
 use crate::sandbox::NetworkCommands;
@@ -45,23 +44,7 @@ pub async fn ip(commands: &NetworkCommands, args: &[&str]) -> Result<(), Cluster
 
 /// Runs `program` in the cell's network namespace; its error output is the error.
 async fn run(commands: &NetworkCommands, program: &str, args: &[&str]) -> Result<(), ClusterError> {
-    let command = format!("{program} {}", args.join(" "));
-    let out = commands
-        .command(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .map_err(|source| ClusterError::Spawn {
-            what: command.clone(),
-            source,
-        })?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(ClusterError::Command {
-            command,
-            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        })
-    }
+    let mut command = commands.command(program);
+    command.args(args);
+    crate::cluster::processes::run(command, format!("{program} {}", args.join(" "))).await
 }

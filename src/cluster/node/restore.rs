@@ -5,7 +5,7 @@
 //! node counts as started only once it has reported in itself and every Pod that was Ready is
 //! Ready again in new containers — as ready as the cell the checkpoint was taken from.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
@@ -15,10 +15,11 @@ use kube::api::ListParams;
 /// What the cluster held before the kubelet started.
 #[derive(Debug, Default)]
 pub struct Before {
+    node: String,
     /// The Node's last heartbeat, as etcd's copy has it.
     heartbeat: Option<String>,
-    /// The Pods that were Ready: (namespace/name, uid).
-    ready: Vec<(String, String)>,
+    /// The Pods that were Ready, by uid: `namespace/name`.
+    ready: BTreeMap<String, String>,
     /// Every container id the old kubelet reported.
     containers: BTreeSet<String>,
 }
@@ -50,6 +51,13 @@ fn heartbeat(node: &Node) -> Option<String> {
     ready.last_heartbeat_time.as_ref().map(|t| format!("{t:?}"))
 }
 
+/// The Pods bound to `node`.
+async fn on_node(client: &kube::Client, node: &str) -> Result<Vec<Pod>, kube::Error> {
+    let pods: Api<Pod> = Api::all(client.clone());
+    let bound = ListParams::default().fields(&format!("spec.nodeName={node}"));
+    pods.list(&bound).await.map(|l| l.items)
+}
+
 /// Records what etcd's copy holds for `node` (nothing on a fresh cluster).
 pub async fn before(client: &kube::Client, node: &str) -> Before {
     let nodes: Api<Node> = Api::all(client.clone());
@@ -59,30 +67,24 @@ pub async fn before(client: &kube::Client, node: &str) -> Before {
         .ok()
         .flatten()
         .and_then(|n| heartbeat(&n));
-    let pods: Api<Pod> = Api::all(client.clone());
-    let on_node = ListParams::default().fields(&format!("spec.nodeName={node}"));
-    let listed = pods
-        .list(&on_node)
-        .await
-        .map(|l| l.items)
-        .unwrap_or_default();
+    let listed = on_node(client, node).await.unwrap_or_default();
+    let ready = listed
+        .iter()
+        .filter(|p| is_ready(p) && p.metadata.deletion_timestamp.is_none())
+        .filter_map(|p| {
+            let m = &p.metadata;
+            let name = format!(
+                "{}/{}",
+                m.namespace.as_deref().unwrap_or_default(),
+                m.name.as_deref().unwrap_or_default()
+            );
+            Some((m.uid.clone()?, name))
+        })
+        .collect();
     Before {
+        node: node.to_owned(),
         heartbeat,
-        ready: listed
-            .iter()
-            .filter(|p| is_ready(p) && p.metadata.deletion_timestamp.is_none())
-            .map(|p| {
-                let m = &p.metadata;
-                (
-                    format!(
-                        "{}/{}",
-                        m.namespace.clone().unwrap_or_default(),
-                        m.name.clone().unwrap_or_default()
-                    ),
-                    m.uid.clone().unwrap_or_default(),
-                )
-            })
-            .collect(),
+        ready,
         containers: listed.iter().flat_map(container_ids).collect(),
     }
 }
@@ -99,21 +101,20 @@ impl Before {
         let started = Instant::now();
         let mut waiting: Vec<String> = Vec::new();
         while started.elapsed() < timeout {
-            waiting.clear();
-            for (name, uid) in &self.ready {
-                let (namespace, pod) = name.split_once('/').unwrap_or_default();
-                let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
-                match api.get_opt(pod).await {
-                    Ok(Some(p)) if p.metadata.uid.as_deref() == Some(uid.as_str()) => {
-                        let fresh = container_ids(&p).all(|id| !self.containers.contains(&id));
-                        if !(is_ready(&p) && fresh) {
-                            waiting.push(name.clone());
-                        }
-                    }
-                    Ok(_) => {}
-                    Err(e) => waiting.push(format!("{name} ({e})")),
-                }
-            }
+            waiting = match on_node(client, &self.node).await {
+                Ok(pods) => self
+                    .ready
+                    .iter()
+                    .filter(|(uid, _)| {
+                        let now = pods.iter().find(|p| p.metadata.uid.as_ref() == Some(uid));
+                        now.is_some_and(|p| {
+                            !is_ready(p) || container_ids(p).any(|id| self.containers.contains(&id))
+                        })
+                    })
+                    .map(|(_, name)| name.clone())
+                    .collect(),
+                Err(e) => vec![format!("the Pods cannot be listed ({e})")],
+            };
             if waiting.is_empty() {
                 return Ok(());
             }
