@@ -27,6 +27,9 @@ pub struct Cell {
     pub kube: Option<kube::Client>,
     /// A timeout for every learner command, instead of the scenarios' own (mutants).
     pub timeout: Option<Duration>,
+    /// Where the host keeps the cell's Istio version as a release unpacks it (`samples/`,
+    /// `manifests/`): beside its istioctl, when that was built from its module.
+    pub istio_release: Option<PathBuf>,
     transcripts: Mutex<Vec<Transcript>>,
     prepared: Mutex<HashSet<String>>,
     /// The current step's checks: how many were evaluated, and why others were not.
@@ -70,6 +73,7 @@ impl Cell {
             grading: false,
             kube: None,
             timeout: None,
+            istio_release: None,
             transcripts: Mutex::new(Vec::new()),
             prepared: Mutex::new(HashSet::new()),
             tally: Mutex::new(Tally::default()),

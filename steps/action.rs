@@ -15,6 +15,9 @@ pub enum Action {
     LabDirectory(PathBuf),
     /// A fixture of the repository (`src`, relative to the lab) copied to `dst` in the cell.
     Fixture { src: PathBuf, dst: PathBuf },
+    /// The cell's Istio version placed at the path as a learner's unpacked release has it:
+    /// `samples/` and `manifests/` of its module, `bin/istioctl`.
+    IstioRelease(PathBuf),
     /// The learner's commands, run by bash in the cell.
     Run(String),
     /// A mistake scenario: each listed check (a Then phrase, as the lab's steps write it) must
@@ -59,7 +62,9 @@ impl Action {
     pub fn validate(&self, lang: Lang) -> Result<(), String> {
         match self {
             Action::LabDirectory(dir) => checks::lab_path(dir).map_err(|e| e.render(lang)),
-            Action::Fixture { dst, .. } => checks::lab_path(dst).map_err(|e| e.render(lang)),
+            Action::Fixture { dst, .. } | Action::IstioRelease(dst) => {
+                checks::lab_path(dst).map_err(|e| e.render(lang))
+            }
             Action::Run(script) if script.trim().is_empty() => Err(lang
                 .pick(
                     "the step has no commands (a docstring)",

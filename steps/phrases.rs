@@ -107,6 +107,21 @@ pub const PHRASES: &[Phrase] = &[
         },
     },
     Phrase {
+        ty: Given,
+        what: "the cell's Istio version unpacked as a release: samples/, manifests/, bin/istioctl",
+        en: Sentence {
+            expr: r#"Istio's release is unpacked at {string}"#,
+            example: r#"Istio's release is unpacked at "/root/istio""#,
+            order: &[0],
+        },
+        ja: Sentence {
+            expr: r#"Istio のリリースを {string} に展開する"#,
+            example: r#"Istio のリリースを "/root/istio" に展開する"#,
+            order: &[0],
+        },
+        build: |a| Ok(Action::IstioRelease(a.path(0))),
+    },
+    Phrase {
         ty: When,
         what: "the learner's commands (docstring), run by bash in the cell",
         en: Sentence {

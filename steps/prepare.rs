@@ -1,6 +1,7 @@
 //! The Background's preparations, carried out in a cell: a lab directory (created, and the first
-//! one is where commands start) and a fixture copied from the repository. Each is done once per
-//! cell, however many scenarios repeat the Background.
+//! one is where commands start), a fixture copied from the repository, and the cell's Istio
+//! version unpacked as a release. Each is done once per cell, however many scenarios repeat the
+//! Background.
 
 use std::path::Path;
 
@@ -67,4 +68,77 @@ pub fn fixture(cell: &Cell, lang: Lang, src: &Path, dst: &Path) -> Result<(), St
                 dst.display()
             ))
         })
+}
+
+/// The cell's Istio version at `dst` as a learner's unpacked release has it: `samples/` and
+/// `manifests/` of its module (files 0644, executables 0755, as the release tarball has them)
+/// and `bin/istioctl`, a symlink to the cell's istioctl.
+pub fn istio_release(cell: &Cell, lang: Lang, dst: &Path) -> Result<(), StepFailure> {
+    cell.sandbox
+        .contains(dst)
+        .map_err(|e| StepFailure::Step(e.to_string()))?;
+    if !cell.first_time(&format!("release:{}", dst.display())) {
+        return Ok(());
+    }
+    let from = cell.istio_release.as_deref().ok_or_else(|| {
+        StepFailure::Step(
+            lang.pick(
+                "no Istio release for this cell: the lab is not tagged @istio or @mesh, or its \
+                 Istio version's istioctl was downloaded alone (samples/ and manifests/ come \
+                 with a version built from its module: an [[istio]] entry with `module` in \
+                 istio-versions.toml)",
+                "このセルには Istio のリリースがない: ラボに @istio か @メッシュ のタグがないか、\
+                 その Istio バージョンの istioctl を単体でダウンロードした(samples/ と \
+                 manifests/ は、モジュールからビルドするバージョンにだけある: \
+                 istio-versions.toml の [[istio]] に module を書く)",
+            )
+            .to_owned(),
+        )
+    })?;
+    let mut entries = Vec::new();
+    for dir in crate::toolchain::ISTIO_RELEASE {
+        let tree = sandbox::tree::read(&from.join(dir)).map_err(|e| {
+            StepFailure::Step(format!(
+                "{} {}: {e}",
+                lang.pick("cannot read Istio's", "Istio の次を読めない:"),
+                from.join(dir).display()
+            ))
+        })?;
+        entries.extend(tree.into_iter().map(|e| release_entry(e, dir)));
+    }
+    let to = dst.to_owned();
+    let istioctl = format!("{}/bin/istioctl", sandbox::SHARE);
+    cell.sandbox
+        .inside(move || {
+            sandbox::tree::write(&entries, &to)?;
+            std::fs::create_dir_all(to.join("bin"))?;
+            std::os::unix::fs::symlink(istioctl, to.join("bin/istioctl"))
+        })
+        .map_err(|e| {
+            StepFailure::Step(format!(
+                "{} {}: {e}",
+                lang.pick(
+                    "cannot unpack Istio's release at",
+                    "Istio のリリースを展開できない:"
+                ),
+                dst.display()
+            ))
+        })
+}
+
+/// An entry of a module's directory `dir`, under `dir/` and with a release's file modes.
+fn release_entry(entry: sandbox::tree::Entry, dir: &str) -> sandbox::tree::Entry {
+    use sandbox::tree::Entry;
+    match entry {
+        Entry::Dir(path) => Entry::Dir(Path::new(dir).join(path)),
+        Entry::File { path, bytes, mode } => Entry::File {
+            path: Path::new(dir).join(path),
+            bytes,
+            mode: if mode & 0o111 != 0 { 0o755 } else { 0o644 },
+        },
+        Entry::Symlink { path, target } => Entry::Symlink {
+            path: Path::new(dir).join(path),
+            target,
+        },
+    }
 }

@@ -129,6 +129,7 @@ impl LabWorld {
         match action {
             Action::LabDirectory(dir) => prepare::lab_directory(&cell, lang, &dir),
             Action::Fixture { src, dst } => prepare::fixture(&cell, lang, &src, &dst),
+            Action::IstioRelease(dst) => prepare::istio_release(&cell, lang, &dst),
             Action::Run(script) => self.run(&cell, lang, &script).await,
             Action::Reject(listed) => self.reject(&cell, lang, step, &listed).await,
             Action::Check(check) => {

@@ -920,6 +920,13 @@ fn a_real_nodes_tools_report_their_pinned_versions() {
             "-version",
             format!("CoreDNS-{}", node.coredns.trim_start_matches('v')),
         ),
+        (
+            Tool::Fortio,
+            "version",
+            node.fortio.trim_start_matches('v').to_owned(),
+        ),
+        // go-httpbin has no version flag; its usage names its own flags.
+        (Tool::GoHttpbin, "-h", "-max-body-size".to_owned()),
     ];
     for (tool, arg, expected) in cases {
         let resolved = resolve_or_panic(block_on(tc.resolve(&Need::Node(tool))));

@@ -15,7 +15,7 @@ use super::cache::Cache;
 use super::debian::{busybox, debian, host_codename, host_mirror};
 use super::layer::LayerWriter;
 use super::run::run;
-use super::table::{ISTIO_BASE, IstioPart, Recipe, Row, SourceBinary};
+use super::table::{ISTIO_BASE, IstioPart, Recipe, Row};
 use super::{ImageError, IstioSources, Sources, io_err};
 
 /// Bump when a change to this module or `debian` changes what the same recipe builds: the
@@ -62,10 +62,10 @@ pub async fn input(row: &Row, sources: &Sources) -> Result<Input, ImageError> {
             sources.pause_source.clone(),
             "the pause container's source (Kubernetes' build/pause/linux/pause.c)",
         ),
-        Recipe::Static {
-            binary: SourceBinary::Coredns,
-            ..
-        } => (sources.coredns.clone(), "the coredns binary"),
+        Recipe::Static { binary, .. } => (
+            sources.binaries.get(binary).cloned().unwrap_or_default(),
+            binary.what(),
+        ),
         Recipe::Busybox { .. } => {
             return Ok(Input::HostApt {
                 mirror: host_mirror(image)?,
@@ -187,10 +187,22 @@ pub async fn build(
         (Recipe::Pause { version }, Input::File { path, .. }) => {
             pause(image, version, path, work).await
         }
-        (Recipe::Static { path: inside, .. }, Input::File { path, sha256 }) => {
+        (
+            Recipe::Static {
+                path: inside, dirs, ..
+            },
+            Input::File { path, sha256 },
+        ) => {
             let layer = work.join("layer.tar");
             let (from, name) = (path.clone(), inside.trim_start_matches('/').to_string());
-            write_layer(image, &layer, move |w| w.copy(&name, 0o755, &from)).await?;
+            let dirs: &'static [&'static str] = dirs;
+            write_layer(image, &layer, move |w| {
+                for dir in dirs {
+                    w.dir(dir.trim_start_matches('/'), 0o755)?;
+                }
+                w.copy(&name, 0o755, &from)
+            })
+            .await?;
             Ok(Product {
                 layers: vec![Layer {
                     path: layer,

@@ -21,6 +21,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -35,8 +36,8 @@ use cache::{Cache, Meta};
 pub struct Sources {
     /// Kubernetes' `build/pause/linux/pause.c` (in the `k8s.io/kubernetes` module, or a copy).
     pub pause_source: PathBuf,
-    /// A static coredns binary.
-    pub coredns: PathBuf,
+    /// The static binaries [`Recipe::Static`](table::Recipe) rows package, by what they are.
+    pub binaries: BTreeMap<SourceBinary, PathBuf>,
     /// The binaries of an Istio version, for Istio's images; `None` builds none of them.
     pub istio: Option<IstioSources>,
 }
@@ -74,12 +75,17 @@ impl IstioSources {
 }
 
 impl Sources {
-    /// The sources a real node's toolchain holds: the pause container's source installed beside
-    /// the `kubelet` ([`crate::toolchain::PAUSE_SOURCE`]) and the `coredns` binary.
-    pub fn of_node(kubelet: &Path, coredns: &Path) -> Sources {
+    /// The sources a real node's toolchain holds, each where `path` finds its tool: the pause
+    /// container's source installed beside the `kubelet` ([`crate::toolchain::PAUSE_SOURCE`])
+    /// and every [`SourceBinary`].
+    pub fn of_node(path: impl Fn(crate::toolchain::Tool) -> PathBuf) -> Sources {
         Sources {
-            pause_source: kubelet.with_file_name(crate::toolchain::PAUSE_SOURCE),
-            coredns: coredns.to_owned(),
+            pause_source: path(crate::toolchain::Tool::Kubelet)
+                .with_file_name(crate::toolchain::PAUSE_SOURCE),
+            binaries: SourceBinary::ALL
+                .into_iter()
+                .map(|b| (b, path(b.tool())))
+                .collect(),
             istio: None,
         }
     }

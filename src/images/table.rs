@@ -70,10 +70,12 @@ pub enum Recipe {
     /// Kubernetes' `build/pause/linux/pause.c` ([`Sources::pause_source`](super::Sources)),
     /// compiled static with gcc and stripped, as `/pause`.
     Pause { version: &'static str },
-    /// A static binary handed to labcheck, alone in the image at `path`.
+    /// A static binary handed to labcheck, alone in the image at `path` with the empty
+    /// directories `dirs` (made first, mode 0755).
     Static {
         binary: SourceBinary,
         path: &'static str,
+        dirs: &'static [&'static str],
     },
     /// The busybox binary from a Debian package (fetched with `apt-get download`), one symlink
     /// per applet, a root skeleton (`/tmp`, `/root`, ...) and `files`.
@@ -126,10 +128,39 @@ pub struct Base {
     pub hook: &'static str,
 }
 
-/// A binary given to labcheck in [`Sources`](super::Sources).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A binary given to labcheck in [`Sources`](super::Sources): a tool of the node's toolchain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SourceBinary {
     Coredns,
+    GoHttpbin,
+    Fortio,
+}
+
+impl SourceBinary {
+    pub const ALL: [SourceBinary; 3] = [
+        SourceBinary::Coredns,
+        SourceBinary::GoHttpbin,
+        SourceBinary::Fortio,
+    ];
+
+    /// The toolchain's tool that is this binary.
+    pub fn tool(self) -> crate::toolchain::Tool {
+        use crate::toolchain::Tool;
+        match self {
+            SourceBinary::Coredns => Tool::Coredns,
+            SourceBinary::GoHttpbin => Tool::GoHttpbin,
+            SourceBinary::Fortio => Tool::Fortio,
+        }
+    }
+
+    /// What it is, for errors.
+    pub fn what(self) -> &'static str {
+        match self {
+            SourceBinary::Coredns => "the coredns binary",
+            SourceBinary::GoHttpbin => "the go-httpbin binary",
+            SourceBinary::Fortio => "the fortio binary",
+        }
+    }
 }
 
 /// A file an image gets, mode 0644, owned by root.
@@ -159,6 +190,7 @@ pub static ROWS: &[Row] = &[
         recipe: Recipe::Static {
             binary: SourceBinary::Coredns,
             path: "/coredns",
+            dirs: &[],
         },
         config: ImageConfig {
             env: &[PATH],
@@ -258,6 +290,73 @@ chroot "$1" useradd --uid 100 --gid 101 --create-home --home-dir /home/curl_user
         },
         contents: "Debian bookworm's curl (7.88) on a minbase rootfs, run as curl_user 100:101, \
                    under the tags 8.16.0 and latest — not curl 8.16.0",
+    },
+    Row {
+        references: &[
+            "docker.io/mccutchen/go-httpbin:v2.15.0",
+            "docker.io/mccutchen/go-httpbin:latest",
+        ],
+        recipe: Recipe::Static {
+            binary: SourceBinary::GoHttpbin,
+            path: "/bin/go-httpbin",
+            dirs: &["/bin"],
+        },
+        config: ImageConfig {
+            env: &[PATH],
+            cmd: &["/bin/go-httpbin"],
+            exposed_ports: &["8080/tcp"],
+            ..ImageConfig::EMPTY
+        },
+        contents: "go-httpbin built from its Go module at the version of the node's [node] \
+                   go_httpbin, alone in the image as /bin/go-httpbin, serving on port 8080 (the \
+                   official image puts it on distroless/base, with CA certificates)",
+    },
+    Row {
+        references: &["docker.io/kennethreitz/httpbin:latest"],
+        recipe: Recipe::Static {
+            binary: SourceBinary::GoHttpbin,
+            path: "/bin/go-httpbin",
+            dirs: &["/bin"],
+        },
+        config: ImageConfig {
+            env: &[PATH],
+            cmd: &["/bin/go-httpbin", "-port", "80"],
+            exposed_ports: &["80/tcp"],
+            ..ImageConfig::EMPTY
+        },
+        contents: "go-httpbin (Go), not kennethreitz's httpbin (Python, gunicorn): the same \
+                   endpoints on the same port 80, but answers differ in detail (go-httpbin's \
+                   /headers and /get list each header's values as an array; no /forms/post page)",
+    },
+    Row {
+        references: &[
+            "docker.io/fortio/fortio:latest_release",
+            "docker.io/fortio/fortio:latest",
+        ],
+        recipe: Recipe::Static {
+            binary: SourceBinary::Fortio,
+            path: "/usr/bin/fortio",
+            dirs: &[
+                "/usr",
+                "/usr/bin",
+                "/etc",
+                "/etc/fortio",
+                "/var",
+                "/var/lib",
+                "/var/lib/fortio",
+            ],
+        },
+        config: ImageConfig {
+            env: &[PATH],
+            entrypoint: &["/usr/bin/fortio"],
+            cmd: &["server", "-config-dir", "/etc/fortio"],
+            working_dir: "/var/lib/fortio",
+            exposed_ports: &["8078/tcp", "8079/tcp", "8080/tcp", "8081/tcp"],
+            ..ImageConfig::EMPTY
+        },
+        contents: "fortio built from its Go module at the version of the node's [node] fortio \
+                   (1.68, the last whose dependencies the module proxy serves) as \
+                   /usr/bin/fortio, under the tag latest_release — not fortio's newest release",
     },
     Row {
         references: &["docker.io/istio/pilot:{istio}"],

@@ -68,6 +68,19 @@ fn lookup_finds_rows_by_any_spelling() {
     );
     assert_eq!(name("pause:3.10.1"), None);
     assert_eq!(name("nginx:1.25"), None);
+    // The sample images Istio's samples name, and the httpbin go-httpbin stands in for.
+    assert_eq!(
+        name("docker.io/fortio/fortio:latest_release"),
+        Some("docker.io/fortio/fortio:latest_release")
+    );
+    assert_eq!(
+        name("mccutchen/go-httpbin:v2.15.0"),
+        Some("docker.io/mccutchen/go-httpbin:v2.15.0")
+    );
+    assert_eq!(
+        name("kennethreitz/httpbin"),
+        Some("docker.io/kennethreitz/httpbin:latest")
+    );
 }
 
 #[test]
@@ -211,7 +224,7 @@ async fn pause_builds_with_gcc_and_the_second_call_is_a_cache_hit() {
     let cache = tempfile::tempdir().expect("tempdir");
     let sources = Sources {
         pause_source: module.join("build/pause/linux/pause.c"),
-        coredns: cache.path().join("absent"),
+        binaries: Default::default(),
         istio: None,
     };
     let row = lookup("registry.k8s.io/pause:3.10.1").expect("pause row");
@@ -266,7 +279,7 @@ async fn a_static_binary_is_keyed_by_its_bytes() {
     let coredns = dir.path().join("coredns");
     let sources = Sources {
         pause_source: dir.path().join("absent"),
-        coredns: coredns.clone(),
+        binaries: [(SourceBinary::Coredns, coredns.clone())].into(),
         istio: None,
     };
     let row = lookup("registry.k8s.io/coredns/coredns:v1.15.0").expect("coredns row");
@@ -299,6 +312,37 @@ async fn a_static_binary_is_keyed_by_its_bytes() {
     assert_ne!(first[0].digest, second[0].digest);
 }
 
+#[tokio::test]
+async fn a_static_image_has_its_directories_and_the_binary_where_the_official_one_has_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fortio = dir.path().join("fortio");
+    std::fs::write(&fortio, b"fortio build").expect("write");
+    let sources = Sources {
+        pause_source: dir.path().join("absent"),
+        binaries: [(SourceBinary::Fortio, fortio)].into(),
+        istio: None,
+    };
+    let row = lookup("fortio/fortio:latest_release").expect("fortio row");
+    let built = ensure(dir.path(), &sources, &[row]).await.expect("built");
+    let (_, config, layer) = single_layer_image(&built[0].archive, dir.path());
+    assert_eq!(layer["usr/bin/fortio"].1, b"fortio build");
+    assert_eq!(layer["usr/bin/fortio"].0 & 0o777, 0o755);
+    for empty in ["etc/fortio/", "var/lib/fortio/"] {
+        assert!(layer.contains_key(empty), "{empty} in {:?}", layer.keys());
+    }
+    assert_eq!(config["config"]["Entrypoint"][0], "/usr/bin/fortio");
+    assert_eq!(config["config"]["Cmd"][0], "server");
+    assert_eq!(config["config"]["WorkingDir"], "/var/lib/fortio");
+    // A sample binary the toolchain did not hand over is named as missing.
+    let httpbin = lookup("kennethreitz/httpbin").expect("httpbin row");
+    let err = ensure(dir.path(), &sources, &[httpbin])
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("the go-httpbin binary"), "{err}");
+}
+
 /// Builds the Debian images for real (minutes, needs the mirror), and pause when the
 /// Kubernetes module is in Go's module cache:
 /// `cargo test --lib images::tests::debian_images_by_hand -- --ignored --nocapture`, with
@@ -314,16 +358,20 @@ async fn debian_images_by_hand() {
         pause_source: kubernetes_module()
             .map(|m| m.join("build/pause/linux/pause.c"))
             .unwrap_or_default(),
-        coredns: std::env::var_os("LABCHECK_COREDNS")
-            .map(PathBuf::from)
-            .unwrap_or_default(),
+        binaries: [(
+            SourceBinary::Coredns,
+            std::env::var_os("LABCHECK_COREDNS")
+                .map(PathBuf::from)
+                .unwrap_or_default(),
+        )]
+        .into(),
         istio: None,
     };
     let mut references = vec!["busybox", "nginx", "curlimages/curl:8.16.0"];
     if sources.pause_source.is_file() {
         references.push("registry.k8s.io/pause:3.10.1");
     }
-    if sources.coredns.is_file() {
+    if sources.binaries[&SourceBinary::Coredns].is_file() {
         references.push("registry.k8s.io/coredns/coredns:v1.15.0");
     }
     let rows = resolve(references).expect("rows");

@@ -102,6 +102,16 @@ pub(super) async fn prepare(
     let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
     cell.discrimination = opts.purpose.discrimination();
     cell.timeout = opts.timeout;
+    cell.istio_release = tools
+        .iter()
+        .find(|t| t.name == "istioctl")
+        .and_then(|t| t.path.parent())
+        .filter(|dir| {
+            crate::toolchain::ISTIO_RELEASE
+                .iter()
+                .all(|d| dir.join(d).is_dir())
+        })
+        .map(Path::to_owned);
     if let Some(c) = checkpoint {
         let fixtures: Vec<PathBuf> = c.state.fixtures.iter().map(|(p, _)| p.clone()).collect();
         cell.sandbox.set_workdir(&c.state.workdir);

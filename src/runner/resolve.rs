@@ -117,13 +117,9 @@ pub async fn environment_for(
 }
 
 /// Where a real node's tools (resolved) keep the inputs of the table's images: the pause
-/// container's source beside the kubelet, CoreDNS.
+/// container's source beside the kubelet, CoreDNS and the sample images' programs.
 fn node_sources(node: &[Tool]) -> crate::images::Sources {
-    let path = |tool| path_of(node, tool).unwrap_or_default();
-    crate::images::Sources::of_node(
-        &path(toolchain::Tool::Kubelet),
-        &path(toolchain::Tool::Coredns),
-    )
+    crate::images::Sources::of_node(|tool| path_of(node, tool).unwrap_or_default())
 }
 
 /// Resolves every tool the planned cells need (building what the cache lacks) and the backend.

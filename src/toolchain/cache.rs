@@ -139,10 +139,11 @@ impl Cache {
             && file.is_file()
             && file.len() == meta.size
             && file.permissions().mode() & 0o111 != 0
-            && tool
-                .companions()
-                .iter()
-                .all(|name| self.companion(tool, version, name).is_file());
+            && (!matches!(meta.source, Source::Build { .. })
+                || tool
+                    .companions()
+                    .iter()
+                    .all(|name| self.companion(tool, version, name).exists()));
         complete.then_some(meta)
     }
 

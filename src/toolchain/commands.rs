@@ -48,10 +48,7 @@ async fn images(
     build: bool,
 ) -> Result<Vec<String>, crate::images::ImageError> {
     let path = |need: &Need| tc.lookup(need).map(|r| r.path).unwrap_or_default();
-    let node = crate::images::Sources::of_node(
-        &path(&Need::Node(super::Tool::Kubelet)),
-        &path(&Need::Node(super::Tool::Coredns)),
-    );
+    let node = crate::images::Sources::of_node(|tool| path(&Need::Node(tool)));
     let mut jobs: Vec<(&'static crate::images::Row, crate::images::Sources)> =
         crate::images::common()
             .into_iter()

@@ -40,8 +40,7 @@ impl Toolchain {
             for (inside, name) in &recipe.companions {
                 let from = module.join(inside);
                 let to = self.cache.tmp_file(recipe.tool, &recipe.version, name);
-                std::fs::copy(&from, &to)
-                    .map_err(error::io_err("cannot copy from the module", &from))?;
+                copy(&from, &to).map_err(error::io_err("cannot copy from the module", &from))?;
                 companions.push((to, *name));
             }
         }
@@ -195,4 +194,18 @@ impl Toolchain {
         };
         Ok((fetched.binary, meta))
     }
+}
+
+/// Copies the file or directory tree `from` (a module's files: regular files and directories)
+/// to `to`.
+fn copy(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    if !from.is_dir() {
+        return std::fs::copy(from, to).map(drop);
+    }
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        copy(&entry.path(), &to.join(entry.file_name()))?;
+    }
+    Ok(())
 }

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 pub use cache::Metadata;
 pub use error::{DownloadError, ToolError};
-pub use tool::{ENVOY_BOOTSTRAP, Need, PAUSE_SOURCE, Resolved, Source, Tool};
+pub use tool::{ENVOY_BOOTSTRAP, ISTIO_RELEASE, Need, PAUSE_SOURCE, Resolved, Source, Tool};
 pub use versions::{GoModule, IstioSpec, Replace, Versions, load_versions, versions_dir};
 
 use cache::Cache;

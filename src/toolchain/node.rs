@@ -1,7 +1,8 @@
 //! The tools of a real node, in one table: the kubelet and kube-proxy (from `k8s.io/kubernetes`
 //! like the API server), containerd with its runc shim and `ctr`, runc, the CNI plugins a
-//! node's network needs, and CoreDNS — each built from its Go module at the version the
-//! config's `[node]` table pins ([`NodeVersions`]).
+//! node's network needs, CoreDNS, and the Go programs of the image table's sample images
+//! (go-httpbin, fortio) — each built from its Go module at the version the config's `[node]`
+//! table pins ([`NodeVersions`]).
 
 use serde::Deserialize;
 
@@ -17,6 +18,11 @@ pub const DEFAULT_RUNC: &str = "v1.5.3";
 pub const DEFAULT_CNI_PLUGINS: &str = "v1.9.1";
 /// The CoreDNS version when the config's `[node]` table names none.
 pub const DEFAULT_COREDNS: &str = "v1.15.0";
+/// go-httpbin's version when the config's `[node]` table names none: the one Istio's
+/// `samples/httpbin` names.
+pub const DEFAULT_GO_HTTPBIN: &str = "v2.15.0";
+/// fortio's version when the config's `[node]` table names none.
+pub const DEFAULT_FORTIO: &str = "v1.68.2";
 
 /// The versions of a real node's components that are not Kubernetes'.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -30,6 +36,10 @@ pub struct NodeVersions {
     pub cni_plugins: String,
     #[serde(default = "coredns")]
     pub coredns: String,
+    #[serde(default = "go_httpbin")]
+    pub go_httpbin: String,
+    #[serde(default = "fortio")]
+    pub fortio: String,
 }
 
 fn containerd() -> String {
@@ -44,6 +54,12 @@ fn cni_plugins() -> String {
 fn coredns() -> String {
     DEFAULT_COREDNS.into()
 }
+fn go_httpbin() -> String {
+    DEFAULT_GO_HTTPBIN.into()
+}
+fn fortio() -> String {
+    DEFAULT_FORTIO.into()
+}
 
 impl Default for NodeVersions {
     fn default() -> Self {
@@ -52,6 +68,8 @@ impl Default for NodeVersions {
             runc: runc(),
             cni_plugins: cni_plugins(),
             coredns: coredns(),
+            go_httpbin: go_httpbin(),
+            fortio: fortio(),
         }
     }
 }
@@ -64,6 +82,8 @@ impl NodeVersions {
             ("runc", &self.runc),
             ("cni_plugins", &self.cni_plugins),
             ("coredns", &self.coredns),
+            ("go_httpbin", &self.go_httpbin),
+            ("fortio", &self.fortio),
         ] {
             if !is_tag(version) {
                 return Err(format!(
@@ -80,6 +100,8 @@ impl NodeVersions {
             "containerd" => &self.containerd,
             "runc" => &self.runc,
             "cni_plugins" => &self.cni_plugins,
+            "go_httpbin" => &self.go_httpbin,
+            "fortio" => &self.fortio,
             _ => &self.coredns,
         }
     }
@@ -93,6 +115,8 @@ impl NodeVersions {
             Some(Module::Runc) => &self.runc,
             Some(Module::Cni) => &self.cni_plugins,
             Some(Module::Coredns) => &self.coredns,
+            Some(Module::GoHttpbin) => &self.go_httpbin,
+            Some(Module::Fortio) => &self.fortio,
         }
     }
 }
@@ -105,6 +129,8 @@ enum Module {
     Runc,
     Cni,
     Coredns,
+    GoHttpbin,
+    Fortio,
 }
 
 impl Module {
@@ -115,6 +141,8 @@ impl Module {
             Module::Runc => "github.com/opencontainers/runc",
             Module::Cni => "github.com/containernetworking/plugins",
             Module::Coredns => "github.com/coredns/coredns",
+            Module::GoHttpbin => "github.com/mccutchen/go-httpbin/v2",
+            Module::Fortio => "fortio.org/fortio",
         }
     }
 
@@ -128,8 +156,9 @@ impl Module {
                 "{}/pkg/utils/buildversion.BuildVersion={version}",
                 self.path()
             )],
-            // CoreDNS's version is a constant of its source.
-            Module::Coredns => Vec::new(),
+            // CoreDNS's version is a constant of its source; go-httpbin reports none; fortio
+            // reads its module's version from the build info.
+            Module::Coredns | Module::GoHttpbin | Module::Fortio => Vec::new(),
         }
     }
 
@@ -156,7 +185,7 @@ struct Row {
     package: &'static str,
 }
 
-const ROWS: [Row; 11] = [
+const ROWS: [Row; 13] = [
     Row {
         tool: Tool::Kubelet,
         module: Module::Kubernetes,
@@ -210,6 +239,16 @@ const ROWS: [Row; 11] = [
     Row {
         tool: Tool::Coredns,
         module: Module::Coredns,
+        package: "",
+    },
+    Row {
+        tool: Tool::GoHttpbin,
+        module: Module::GoHttpbin,
+        package: "cmd/go-httpbin",
+    },
+    Row {
+        tool: Tool::Fortio,
+        module: Module::Fortio,
         package: "",
     },
 ];

@@ -37,7 +37,12 @@ pub struct Recipe {
 impl Recipe {
     /// istioctl of one Istio version, from its module with its pins.
     pub fn istioctl(spec: &IstioSpec, module: &GoModule) -> Self {
-        Self::istio(Tool::Istioctl, "istioctl/cmd/istioctl", spec, module)
+        let mut recipe = Self::istio(Tool::Istioctl, "istioctl/cmd/istioctl", spec, module);
+        recipe.companions = super::tool::ISTIO_RELEASE
+            .iter()
+            .map(|dir| (dir.to_string(), *dir))
+            .collect();
+        recipe
     }
 
     /// pilot-discovery (istiod) of one Istio version: the same module, pins and version stamps

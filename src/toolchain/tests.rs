@@ -79,6 +79,8 @@ fn a_plain_cell_needs_no_mesh_tool_and_install_needs_them_all() {
             Tool::CniLoopback,
             Tool::CniPortmap,
             Tool::Coredns,
+            Tool::GoHttpbin,
+            Tool::Fortio,
         ]
     );
     assert!(all.contains(&Need::EchoServer(snapshot.clone())));

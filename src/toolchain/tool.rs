@@ -58,10 +58,16 @@ pub enum Tool {
     CniPortmap,
     /// The cluster's DNS server (the `kube-dns` Service's Pods).
     Coredns,
+    /// The program of the `mccutchen/go-httpbin` image (and of `kennethreitz/httpbin`), which
+    /// Istio's `samples/httpbin` runs.
+    #[serde(rename = "go-httpbin")]
+    GoHttpbin,
+    /// The program of the `fortio/fortio` image, Istio's load-testing client.
+    Fortio,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 22] = [
+    pub const ALL: [Tool; 24] = [
         Tool::Istioctl,
         Tool::KubeApiserver,
         Tool::Kubectl,
@@ -84,6 +90,8 @@ impl Tool {
         Tool::CniLoopback,
         Tool::CniPortmap,
         Tool::Coredns,
+        Tool::GoHttpbin,
+        Tool::Fortio,
     ];
 
     /// The binary's file name.
@@ -111,21 +119,30 @@ impl Tool {
             Tool::CniLoopback => "loopback",
             Tool::CniPortmap => "portmap",
             Tool::Coredns => "coredns",
+            Tool::GoHttpbin => "go-httpbin",
+            Tool::Fortio => "fortio",
         }
     }
 
-    /// Files installed beside the binary, from its source, that a cached copy must have too:
-    /// pilot-agent's Envoy bootstrap template (`tools/packaging/common/envoy_bootstrap.json` of
-    /// its module, which the agent renders for Envoy; the proxy image has it at
-    /// `/var/lib/istio/envoy/`); the pause container's source beside the kubelet.
+    /// Files and directories installed beside a binary built from its module, that a cached
+    /// build must have too: pilot-agent's Envoy bootstrap template
+    /// (`tools/packaging/common/envoy_bootstrap.json` of its module, which the agent renders for
+    /// Envoy; the proxy image has it at `/var/lib/istio/envoy/`); the pause container's source
+    /// beside the kubelet; the `samples/` and `manifests/` of istioctl's module, what an
+    /// unpacked Istio release holds beside `bin/istioctl`.
     pub fn companions(self) -> &'static [&'static str] {
         match self {
             Tool::PilotAgent => &[ENVOY_BOOTSTRAP],
             Tool::Kubelet => &[PAUSE_SOURCE],
+            Tool::Istioctl => &ISTIO_RELEASE,
             _ => &[],
         }
     }
 }
+
+/// The directories of an Istio module that an unpacked Istio release holds beside
+/// `bin/istioctl`, installed beside a built istioctl.
+pub const ISTIO_RELEASE: [&str; 2] = ["samples", "manifests"];
 
 /// The file name of the pause container's source beside the kubelet (`build/pause/linux/pause.c`
 /// of its module): what a node's sandbox image is built from.
