@@ -1,6 +1,6 @@
 //! The local cluster's PKI, made in-process: a CA, the API server's serving certificate, an admin
-//! client certificate (`O=system:masters`) and the service-account signing key; for a live mesh,
-//! the serving certificate of a simulated node's kubelet API.
+//! client certificate (`O=system:masters`) and the service-account signing key; for a real node
+//! (`@node`, `@mesh`), the serving certificate of its kubelet API.
 
 use std::path::{Path, PathBuf};
 
@@ -109,7 +109,7 @@ pub fn write(dir: &Path) -> Result<Pki, String> {
     Ok(pki)
 }
 
-/// Writes a self-signed serving certificate and key for a simulated node's kubelet API at `ip`
+/// Writes a self-signed serving certificate and key for the node's kubelet API at `ip`
 /// into `dir` (`<name>.crt`, `<name>.key`); returns their paths. The API server does not verify
 /// kubelets' certificates (no `--kubelet-certificate-authority`), as on a kubeadm cluster.
 pub fn node_serving(

@@ -39,6 +39,24 @@ pub(super) fn limits(
 }
 
 /// The scenarios of a feature (rules included), in file order.
+/// The steps of the Background and of every Scenario that unpack Istio's release.
+fn release_steps(feature: &gherkin::Feature) -> impl Iterator<Item = &gherkin::Step> {
+    let background = feature.background.iter().flat_map(|b| b.steps.iter());
+    let scenarios = feature.scenarios.iter().flat_map(|s| s.steps.iter());
+    let rules = feature.rules.iter().flat_map(|r| {
+        r.background
+            .iter()
+            .flat_map(|b| b.steps.iter())
+            .chain(r.scenarios.iter().flat_map(|s| s.steps.iter()))
+    });
+    background.chain(scenarios).chain(rules).filter(|step| {
+        matches!(
+            crate::steps::compile::compile(step).map(|c| c.action),
+            Ok(crate::steps::action::Action::IstioRelease(_))
+        )
+    })
+}
+
 pub fn scenarios_in_order(feature: &gherkin::Feature) -> Vec<&gherkin::Scenario> {
     let mut scenarios: Vec<&gherkin::Scenario> = feature
         .scenarios
@@ -70,12 +88,26 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature, names: &Names) 
         problems.push(problem(
             feature.position.line,
             feature.position.col,
-            "@node cannot be given with @istio or @mesh yet: a real node runs no Istio matrix, \
-             and the live mesh still runs on a simulated node"
+            "@node cannot be given with @istio or @mesh: @node runs no Istio matrix, and @mesh \
+             is the real node with Istio's images of every version of the matrix"
                 .to_owned(),
             "tag the Feature @node for Kubernetes content on a real node, or @mesh for a live \
              mesh on every Istio version",
         ));
+    }
+    let istio = tags::has(&feature.tags, tags::ISTIO) || tags::has(&feature.tags, tags::MESH);
+    if !istio {
+        problems.extend(release_steps(feature).map(|step| {
+            problem(
+                step.position.line,
+                step.position.col,
+                "Istio's release is unpacked only in a lab of an Istio version: the Feature is \
+                 not tagged @istio or @mesh"
+                    .to_owned(),
+                "tag the Feature @istio (or @mesh for a live mesh): each Istio version's cell \
+                 then gets that version's samples/, manifests/ and bin/istioctl",
+            )
+        }));
     }
     let scenarios = scenarios_in_order(feature);
     if scenarios.is_empty() {
@@ -208,6 +240,26 @@ mod tests {
                         Then the last command should succeed\n";
 
     #[test]
+    fn istios_release_is_unpacked_only_in_a_lab_of_an_istio_version() {
+        let background =
+            "  Background:\n    Given Istio's release is unpacked at \"/root/istio\"\n";
+        for tags in ["@istio", "@mesh", "@メッシュ"] {
+            let p = lint(&format!(
+                "{tags}\nFeature: x\n{background}  Scenario: y\n{STEP}"
+            ));
+            assert!(p.is_empty(), "{tags}: {p:?}");
+        }
+        for tags in ["", "@kubernetes", "@node"] {
+            let p = lint(&format!(
+                "{tags}\nFeature: x\n{background}  Scenario: y\n{STEP}"
+            ));
+            assert_eq!(p.len(), 1, "{tags}: {p:?}");
+            assert_eq!((p[0].line, p[0].col), (4, 5), "{p:?}");
+            assert!(p[0].message.contains("not tagged @istio or @mesh"), "{p:?}");
+        }
+    }
+
+    #[test]
     fn mesh_is_a_feature_tag() {
         assert!(lint(&format!("@mesh\nFeature: x\n  Scenario: y\n{STEP}")).is_empty());
         assert!(lint(&format!("@メッシュ\nFeature: x\n  Scenario: y\n{STEP}")).is_empty());
@@ -235,7 +287,7 @@ mod tests {
             assert_eq!(p[0].line, 2, "{p:?}");
             assert!(
                 p[0].message
-                    .contains("@node cannot be given with @istio or @mesh yet")
+                    .contains("@node cannot be given with @istio or @mesh:")
             );
         }
     }
