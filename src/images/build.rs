@@ -14,8 +14,9 @@ use super::archive::{self, Layer};
 use super::cache::Cache;
 use super::debian::{busybox, debian, host_codename, host_mirror};
 use super::layer::LayerWriter;
+use super::run::quote;
 use super::run::run;
-use super::table::{ISTIO_BASE, IstioPart, Recipe, Row};
+use super::table::{ISTIO_BASE, IstioPart, Recipe, Row, SAMPLES};
 use super::{ImageError, IstioSources, Sources, io_err};
 
 /// Bump when a change to this module or `debian` changes what the same recipe builds: the
@@ -37,6 +38,13 @@ pub enum Input {
     HostApt {
         mirror: String,
         codename: String,
+    },
+    /// An image of Istio's samples: the version's `samples/` and the sha256 of the files the
+    /// recipe reads from it, on a rootfs from `mirror`.
+    Sample {
+        mirror: String,
+        samples: PathBuf,
+        sha256: String,
     },
     /// An Istio image: its version's binaries (with their hashes) on the base from `mirror`.
     Istio {
@@ -77,6 +85,27 @@ pub async fn input(row: &Row, sources: &Sources) -> Result<Input, ImageError> {
                 mirror: host_mirror(image)?,
             });
         }
+        Recipe::Sample { sources: dirs, .. } => {
+            let istio = sources
+                .istio
+                .as_ref()
+                .ok_or_else(|| ImageError::NoIstioVersion {
+                    image: image.to_string(),
+                })?;
+            let samples = istio.samples.clone();
+            let read = samples.clone();
+            let dirs: &'static [&'static str] = dirs;
+            let sha256 = tokio::task::spawn_blocking(move || hash_tree(&read, dirs))
+                .await
+                .map_err(io::Error::other)
+                .and_then(|r| r)
+                .map_err(io_err(image, "cannot read Istio's samples", &samples))?;
+            return Ok(Input::Sample {
+                mirror: host_mirror(image)?,
+                samples,
+                sha256,
+            });
+        }
         Recipe::Istio { part } => {
             let istio = sources
                 .istio
@@ -115,6 +144,38 @@ async fn hash(image: &str, file: &Path, what: &'static str) -> Result<String, Im
         .map_err(io::Error::other)
         .and_then(|r| r)
         .map_err(io_err(image, "cannot read the build input", file))
+}
+
+/// One sha256 over the files under each of `dirs` of `root` (paths and bytes, in order).
+fn hash_tree(root: &Path, dirs: &[&str]) -> io::Result<String> {
+    fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                walk(&path, files)?;
+            } else {
+                files.push(path);
+            }
+        }
+        Ok(())
+    }
+    let mut files = Vec::new();
+    for dir in dirs {
+        walk(&root.join(dir), &mut files)?;
+    }
+    files.sort();
+    let mut sha = Sha256::new();
+    for file in files {
+        sha.update(
+            file.strip_prefix(root)
+                .unwrap_or(&file)
+                .as_os_str()
+                .as_encoded_bytes(),
+        );
+        sha.update([0]);
+        sha.update(std::fs::read(&file)?);
+    }
+    Ok(archive::hex(&sha.finalize()))
 }
 
 /// The files an Istio image adds to its base: (path in the image, the build, what it is).
@@ -162,6 +223,7 @@ pub fn key(row: &Row, input: &Input) -> String {
         Input::File { sha256, .. } => format!("file sha256 {sha256}"),
         Input::Mirror { mirror } => format!("mirror {mirror}"),
         Input::HostApt { mirror, codename } => format!("apt {mirror} {codename}"),
+        Input::Sample { mirror, sha256, .. } => format!("mirror {mirror} samples sha256 {sha256}"),
         Input::Istio { mirror, tag, files } => format!(
             "istio {tag} base {ISTIO_BASE:?} mirror {mirror} files {:?}",
             files.iter().map(|(_, _, sha)| sha).collect::<Vec<_>>()
@@ -223,6 +285,34 @@ pub async fn build(
             },
             Input::Mirror { mirror },
         ) => debian(image, (suite, mirror), packages, files, hook, work).await,
+        (
+            Recipe::Sample {
+                suite,
+                packages,
+                hook,
+                ..
+            },
+            Input::Sample {
+                mirror,
+                samples,
+                sha256,
+            },
+        ) => {
+            // The rootfs is shared by the rows of the same recipe (helloworld's v1 and v2).
+            let hook = hook.replace(SAMPLES, &quote(&samples.to_string_lossy()));
+            let identity = format!("{:?}\nmirror {mirror}\nsamples {sha256}", row.recipe);
+            let (layer, details) = shared_layer(cache, image, &identity, |work| async move {
+                debian(image, (suite, mirror), packages, &[], &hook, &work).await
+            })
+            .await?;
+            Ok(Product {
+                layers: vec![layer],
+                details: format!(
+                    "{} with sha256 {sha256} of what the image takes from it; on {details}",
+                    samples.display()
+                ),
+            })
+        }
         (Recipe::Istio { part }, Input::Istio { mirror, tag, files }) => {
             let (base, base_details) = istio_base(cache, mirror).await?;
             let layer = work.join("istio.tar");
@@ -272,58 +362,59 @@ pub async fn build(
 /// [`ISTIO_BASE`]'s layer from `mirror` and what it holds, built once into `cache`.
 async fn istio_base(cache: &Cache, mirror: &str) -> Result<(Layer, String), ImageError> {
     let name = "the base of Istio's images";
-    let text = format!(
-        "{BUILD_FORMAT}\n{}\n{ISTIO_BASE:?}\nmirror {mirror}\n",
-        archive::architecture()
-    );
-    let key = archive::hex(&Sha256::digest(text.as_bytes()));
-    let created_by = format!(
-        "mmdebstrap --variant=minbase --include={} {} {mirror}",
-        ISTIO_BASE.packages.join(","),
-        ISTIO_BASE.suite
-    );
-    let found = |(path, details): (PathBuf, String)| {
-        (
-            Layer {
-                path,
-                created_by: created_by.clone(),
-            },
-            details,
+    let identity = format!("{ISTIO_BASE:?}\nmirror {mirror}");
+    shared_layer(cache, name, &identity, |work| async move {
+        debian(
+            name,
+            (ISTIO_BASE.suite, mirror),
+            ISTIO_BASE.packages,
+            &[],
+            ISTIO_BASE.hook,
+            &work,
         )
-    };
-    if let Some(base) = cache.base(&key) {
-        return Ok(found(base));
+        .await
+    })
+    .await
+}
+
+/// A one-layer rootfs several images share (those that differ only in their configuration),
+/// built once by `build` (in a scratch directory) into `cache`, keyed by `identity`: the layer
+/// and what it holds.
+async fn shared_layer<F, Fut>(
+    cache: &Cache,
+    name: &str,
+    identity: &str,
+    build: F,
+) -> Result<(Layer, String), ImageError>
+where
+    F: FnOnce(PathBuf) -> Fut,
+    Fut: std::future::Future<Output = Result<Product, ImageError>>,
+{
+    let text = format!("{BUILD_FORMAT}\n{}\n{identity}\n", archive::architecture());
+    let key = archive::hex(&Sha256::digest(text.as_bytes()));
+    let cached = || cache.base(&key);
+    if let Some(layer) = cached() {
+        return Ok(layer);
     }
     let _lock = cache.lock(name, &key).await?;
-    if let Some(base) = cache.base(&key) {
-        return Ok(found(base));
+    if let Some(layer) = cached() {
+        return Ok(layer);
     }
     let stage = cache.stage(name, &key)?;
-    let product = debian(
-        name,
-        (ISTIO_BASE.suite, mirror),
-        ISTIO_BASE.packages,
-        &[],
-        ISTIO_BASE.hook,
-        &stage.work,
-    )
-    .await?;
+    let product = build(stage.work.clone()).await?;
     let layer = product
         .layers
         .into_iter()
         .next()
         .ok_or_else(|| ImageError::Unexpected {
             image: name.to_string(),
-            what: "mmdebstrap made no layer".into(),
+            what: "the build made no layer".into(),
         })?;
-    cache.install_base(name, &key, &stage, &layer.path, &product.details)?;
-    cache
-        .base(&key)
-        .map(found)
-        .ok_or_else(|| ImageError::Unexpected {
-            image: name.to_string(),
-            what: format!("the base {key} is not in the cache once built"),
-        })
+    cache.install_base(name, &key, &stage, &layer, &product.details)?;
+    cached().ok_or_else(|| ImageError::Unexpected {
+        image: name.to_string(),
+        what: format!("the shared layer {key} is not in the cache once built"),
+    })
 }
 
 async fn pause(

@@ -15,6 +15,7 @@ use std::time::Duration;
 use nix::fcntl::Flock;
 use serde::{Deserialize, Serialize};
 
+use super::archive::Layer;
 use super::{ImageError, io_err};
 
 /// Longer than any build of one image can take.
@@ -146,28 +147,32 @@ impl Cache {
         std::fs::rename(&stage.out, &target).map_err(io_err(image, "cannot move into", &target))
     }
 
-    /// A base layer several images share, when complete: its tarball and what it holds.
-    pub fn base(&self, key: &str) -> Option<(PathBuf, String)> {
+    /// A layer several images share, when complete: the layer and what it holds.
+    pub fn base(&self, key: &str) -> Option<(Layer, String)> {
         let dir = self.root.join(key);
         let details = std::fs::read_to_string(dir.join("base.txt")).ok()?;
-        let layer = dir.join("layer.tar");
-        layer.is_file().then_some((layer, details))
+        let created_by = std::fs::read_to_string(dir.join("created_by.txt")).ok()?;
+        let path = dir.join("layer.tar");
+        path.is_file()
+            .then_some((Layer { path, created_by }, details))
     }
 
-    /// Moves the base layer `layer` (in `stage.work`) and its `details` into place as `key`.
+    /// Moves the shared layer `layer` (in `stage.work`) and its `details` into place as `key`.
     /// The caller holds the lock of `key`.
     pub fn install_base(
         &self,
         image: &str,
         key: &str,
         stage: &Stage,
-        layer: &Path,
+        layer: &Layer,
         details: &str,
     ) -> Result<(), ImageError> {
         let moved = stage.out.join("layer.tar");
-        std::fs::rename(layer, &moved).map_err(io_err(image, "cannot move", layer))?;
-        let text = stage.out.join("base.txt");
-        std::fs::write(&text, details).map_err(io_err(image, "cannot write", &text))?;
+        std::fs::rename(&layer.path, &moved).map_err(io_err(image, "cannot move", &layer.path))?;
+        for (name, text) in [("base.txt", details), ("created_by.txt", &layer.created_by)] {
+            let file = stage.out.join(name);
+            std::fs::write(&file, text).map_err(io_err(image, "cannot write", &file))?;
+        }
         self.place(image, key, stage)
     }
 

@@ -54,11 +54,14 @@ pub struct IstioSources {
     pub envoy: PathBuf,
     pub echo_server: PathBuf,
     pub echo_client: PathBuf,
+    /// The version's `samples/`, installed beside its istioctl.
+    pub samples: PathBuf,
 }
 
 impl IstioSources {
     /// The builds of one Istio version, each where `path` finds the tool, tagged `tag`; the
-    /// Envoy bootstrap template is the one installed beside pilot-agent.
+    /// Envoy bootstrap template is the one installed beside pilot-agent, the samples those
+    /// beside istioctl.
     pub fn of_builds(tag: &str, path: impl Fn(crate::toolchain::Tool) -> PathBuf) -> IstioSources {
         use crate::toolchain::Tool;
         let pilot_agent = path(Tool::PilotAgent);
@@ -70,6 +73,7 @@ impl IstioSources {
             envoy: path(Tool::Envoy),
             echo_server: path(Tool::EchoServer),
             echo_client: path(Tool::EchoClient),
+            samples: path(Tool::Istioctl).with_file_name("samples"),
         }
     }
 }

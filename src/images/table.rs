@@ -26,9 +26,11 @@ impl Row {
             .unwrap_or("(an image with no reference)")
     }
 
-    /// Whether the row's images are Istio's, one per Istio version.
+    /// Whether the row's images are built per Istio version: Istio's own (tagged with the
+    /// version) and those of its samples (built from that version's `samples/`).
     pub fn per_istio_version(&self) -> bool {
-        self.references.iter().any(|r| r.contains(ISTIO_TAG))
+        matches!(self.recipe, Recipe::Istio { .. } | Recipe::Sample { .. })
+            || self.references.iter().any(|r| r.contains(ISTIO_TAG))
     }
 
     /// Its references, [`ISTIO_TAG`] replaced by `istio` (the tag an Istio version's istioctl
@@ -95,7 +97,20 @@ pub enum Recipe {
     /// Binaries of the cell's Istio version ([`IstioSources`](super::IstioSources)) on
     /// [`ISTIO_BASE`], a Debian rootfs all of Istio's images share (built once per mirror).
     Istio { part: IstioPart },
+    /// An image of Istio's samples, from the cell's Istio version: a Debian minbase rootfs of
+    /// `suite` with `packages`, then `hook` with `$1` the rootfs, where `{samples}` stands for
+    /// that version's `samples/` directory (quoted). The files under `sources` (directories of
+    /// `samples/`) key the cache.
+    Sample {
+        suite: &'static str,
+        packages: &'static [&'static str],
+        sources: &'static [&'static str],
+        hook: &'static str,
+    },
 }
+
+/// Stands for the cell's Istio version's `samples/` directory in a [`Recipe::Sample`]'s hook.
+pub const SAMPLES: &str = "{samples}";
 
 /// What an Istio image adds to [`ISTIO_BASE`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -359,6 +374,40 @@ chroot "$1" useradd --uid 100 --gid 101 --create-home --home-dir /home/curl_user
                    /usr/bin/fortio, under the tag latest_release — not fortio's newest release",
     },
     Row {
+        references: &["registry.istio.io/release/examples-helloworld-v1:1.0"],
+        recipe: Recipe::Sample {
+            suite: "bookworm",
+            packages: HELLOWORLD_PACKAGES,
+            sources: &["helloworld/src"],
+            hook: HELLOWORLD_HOOK,
+        },
+        config: ImageConfig {
+            env: &[PATH, "SERVICE_VERSION=v1"],
+            cmd: HELLOWORLD_CMD,
+            working_dir: "/opt/microservices",
+            exposed_ports: &["5000/tcp"],
+            ..ImageConfig::EMPTY
+        },
+        contents: HELLOWORLD_CONTENTS,
+    },
+    Row {
+        references: &["registry.istio.io/release/examples-helloworld-v2:1.0"],
+        recipe: Recipe::Sample {
+            suite: "bookworm",
+            packages: HELLOWORLD_PACKAGES,
+            sources: &["helloworld/src"],
+            hook: HELLOWORLD_HOOK,
+        },
+        config: ImageConfig {
+            env: &[PATH, "SERVICE_VERSION=v2"],
+            cmd: HELLOWORLD_CMD,
+            working_dir: "/opt/microservices",
+            exposed_ports: &["5000/tcp"],
+            ..ImageConfig::EMPTY
+        },
+        contents: HELLOWORLD_CONTENTS,
+    },
+    Row {
         references: &["docker.io/istio/pilot:{istio}"],
         recipe: Recipe::Istio {
             part: IstioPart::Pilot,
@@ -412,6 +461,39 @@ chroot "$1" useradd --uid 100 --gid 101 --create-home --home-dir /home/curl_user
                    bookworm minbase with iptables, iproute2 and curl",
     },
 ];
+
+/// What Istio's `samples/helloworld/src/Dockerfile` installs from Debian (its base image's
+/// Python, and curl).
+const HELLOWORLD_PACKAGES: &[&str] = &["python3", "curl", "ca-certificates"];
+
+/// The Dockerfile's steps: `app.py` and `requirements.txt` in `/opt/microservices`, the pinned
+/// requirements installed with their hashes — by the host's pip for the image's Python 3.11
+/// (pip inside the rootfs would not trust the host's certificates), into the rootfs's
+/// `dist-packages`.
+const HELLOWORLD_HOOK: &str = r#"set -e
+python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || { echo "the host's python3 is not 3.11, the image's: its pip cannot install the sample's wheels" >&2; exit 1; }
+mkdir -p "$1/opt/microservices"
+cp {samples}/helloworld/src/app.py {samples}/helloworld/src/requirements.txt "$1/opt/microservices/"
+python3 -m pip install --quiet --no-cache-dir --disable-pip-version-check --require-hashes --no-deps --no-compile --target "$1/usr/local/lib/python3.11/dist-packages" -r {samples}/helloworld/src/requirements.txt
+rm -rf "$1/usr/local/lib/python3.11/dist-packages/bin""#;
+
+/// The Dockerfile's command, through `python3 -m` (the host's pip wrote no scripts for the
+/// image's Python).
+const HELLOWORLD_CMD: &[&str] = &[
+    "python3",
+    "-m",
+    "gunicorn",
+    "-b",
+    "[::]:5000",
+    "app:app",
+    "-k",
+    "gevent",
+];
+
+const HELLOWORLD_CONTENTS: &str = "Istio's samples/helloworld/src of the cell's Istio version (app.py, \
+     its requirements.txt installed with their hashes from PyPI) on a Debian bookworm minbase \
+     with Python 3.11 and curl, run by gunicorn as the sample's Dockerfile does (the official \
+     image is python:3.12-slim)";
 
 /// The official image's `/etc/nginx/conf.d/default.conf`, IPv4 only (the official entrypoint
 /// adds `listen [::]:80` only where IPv6 works; this image has no entrypoint script).

@@ -129,7 +129,16 @@ fn istios_images_are_served_under_the_tag_of_any_istio_version_and_tagged_with_t
         assert!(pilot.config.env.contains(&env), "{env}");
     }
     assert!(common().iter().all(|r| !r.per_istio_version()));
-    assert_eq!(per_istio_version().len(), 3);
+    // Istio's three images, and the samples' built from each version's samples/.
+    assert_eq!(per_istio_version().len(), 5);
+    let hello = lookup("registry.istio.io/release/examples-helloworld-v2:1.0").expect("served");
+    assert!(hello.per_istio_version());
+    assert_eq!(
+        hello.references_for(Some("1.31-dev.eed52ebb")),
+        Some(vec![
+            "registry.istio.io/release/examples-helloworld-v2:1.0".to_owned()
+        ])
+    );
     assert!(served().contains("docker.io/istio/pilot:<Istio version>"));
 }
 
@@ -310,6 +319,52 @@ async fn a_static_binary_is_keyed_by_its_bytes() {
     assert_eq!(second, again);
     assert_ne!(first[0].archive, second[0].archive);
     assert_ne!(first[0].digest, second[0].digest);
+}
+
+#[tokio::test]
+async fn a_samples_image_is_keyed_by_the_samples_it_reads_and_needs_an_istio_version() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let row = lookup("registry.istio.io/release/examples-helloworld-v1:1.0").expect("row");
+    let no_istio = Sources {
+        pause_source: dir.path().join("absent"),
+        binaries: Default::default(),
+        istio: None,
+    };
+    let err = build::input(row, &no_istio)
+        .await
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        err.as_deref().unwrap_or_default().contains("helloworld"),
+        "{err:?}"
+    );
+    let samples = dir.path().join("samples");
+    std::fs::create_dir_all(samples.join("helloworld/src")).expect("mkdir");
+    std::fs::create_dir_all(samples.join("curl")).expect("mkdir");
+    std::fs::write(samples.join("helloworld/src/app.py"), "v1").expect("write");
+    let sources = |samples: &Path| Sources {
+        istio: Some(IstioSources {
+            tag: "1.31-dev.x".into(),
+            pilot_discovery: PathBuf::new(),
+            pilot_agent: PathBuf::new(),
+            bootstrap: PathBuf::new(),
+            envoy: PathBuf::new(),
+            echo_server: PathBuf::new(),
+            echo_client: PathBuf::new(),
+            samples: samples.to_owned(),
+        }),
+        ..no_istio.clone()
+    };
+    async fn key(row: &Row, s: &Sources) -> String {
+        let input = build::input(row, s).await.expect("input");
+        build::key(row, &input)
+    }
+    let first = key(row, &sources(&samples)).await;
+    // A file the recipe does not read leaves the key as it is; one it reads changes it.
+    std::fs::write(samples.join("curl/curl.yaml"), "x").expect("write");
+    assert_eq!(key(row, &sources(&samples)).await, first);
+    std::fs::write(samples.join("helloworld/src/app.py"), "v2").expect("write");
+    assert_ne!(key(row, &sources(&samples)).await, first);
 }
 
 #[tokio::test]

@@ -176,7 +176,12 @@ async fn prepare(
         for need in toolchain::Need::mesh(&spec) {
             builds.push(tool(&tc.resolve(&need).await?));
         }
-        let path = |tool| path_of(&builds, tool).unwrap_or_default();
+        // The samples' images are built from the samples beside the version's istioctl.
+        let istioctl = tc.resolve(&toolchain::Need::Istioctl(spec.clone())).await?;
+        let path = |tool| match tool {
+            toolchain::Tool::Istioctl => istioctl.path.clone(),
+            tool => path_of(&builds, tool).unwrap_or_default(),
+        };
         let istio = crate::images::IstioSources::of_builds(&spec.version, path);
         let sources = node_sources(&env.node).with_istio(istio);
         let rows = crate::images::per_istio_version();

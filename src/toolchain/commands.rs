@@ -41,7 +41,8 @@ pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i
 /// The image table, one line per image: what it really contains and where its archive is, or
 /// that it is not built. Istio's images once per Istio version of `specs` built from a module.
 /// Builds what the cache lacks when `build` is set; needs the kubelet (the pause container's
-/// source lies beside it), CoreDNS and Istio's builds from the cache.
+/// source lies beside it), CoreDNS, the samples' programs, Istio's builds and the samples
+/// beside istioctl from the cache.
 async fn images(
     tc: &Toolchain,
     specs: &[super::IstioSpec],
@@ -56,12 +57,13 @@ async fn images(
             .collect();
     for spec in specs.iter().filter(|s| s.module.is_some()) {
         let needs = Need::mesh(spec);
-        let build_of = |tool| {
-            needs
+        let build_of = |tool| match tool {
+            super::Tool::Istioctl => path(&Need::Istioctl(spec.clone())),
+            tool => needs
                 .iter()
                 .find(|n| n.tool() == tool)
                 .map(&path)
-                .unwrap_or_default()
+                .unwrap_or_default(),
         };
         let istio = crate::images::IstioSources::of_builds(&spec.version, build_of);
         let sources = node.clone().with_istio(istio);
