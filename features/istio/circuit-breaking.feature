@@ -69,7 +69,7 @@
     適用したら、fortio のサイドカーが持つ httpbin のクラスターを
     istioctl proxy-config cluster deploy/fortio-deploy --fqdn httpbin.default.svc.cluster.local -o json で
     /root/circuit-breaking/out/cluster.json に保存します。設定が届くまで(circuitBreakers が現れるまで)
-    1 秒おきに(10 回まで)尋ね直してください。
+    1 秒おきに(30 回まで)尋ね直してください。
 
     ヒント: 上限を持つのは、リクエストを送る側(fortio)のサイドカーです。受け取る側の httpbin ではなく、
     fortio のプロキシに尋ねます。JSON では、上限は circuitBreakers.thresholds[] に、
@@ -97,7 +97,7 @@
             baseEjectionTime: 3m
             maxEjectionPercent: 100
       EOF
-      for i in $(seq 10); do
+      for i in $(seq 30); do
         istioctl proxy-config cluster deploy/fortio-deploy --fqdn httpbin.default.svc.cluster.local -o json > /root/circuit-breaking/out/cluster.json
         grep -q maxPendingRequests /root/circuit-breaking/out/cluster.json && break
         sleep 1

@@ -14,8 +14,7 @@ use super::archive::{self, Layer};
 use super::cache::Cache;
 use super::debian::{busybox, debian, host_codename, host_mirror};
 use super::layer::LayerWriter;
-use super::run::quote;
-use super::run::run;
+use super::run::{quote, run};
 use super::table::{ISTIO_BASE, IstioPart, Recipe, Row, SAMPLES};
 use super::{ImageError, IstioSources, Sources, io_err};
 
@@ -86,12 +85,7 @@ pub async fn input(row: &Row, sources: &Sources) -> Result<Input, ImageError> {
             });
         }
         Recipe::Sample { sources: dirs, .. } => {
-            let istio = sources
-                .istio
-                .as_ref()
-                .ok_or_else(|| ImageError::NoIstioVersion {
-                    image: image.to_string(),
-                })?;
+            let istio = istio_of(sources, image)?;
             let samples = istio.samples.clone();
             let read = samples.clone();
             let dirs: &'static [&'static str] = dirs;
@@ -107,12 +101,7 @@ pub async fn input(row: &Row, sources: &Sources) -> Result<Input, ImageError> {
             });
         }
         Recipe::Istio { part } => {
-            let istio = sources
-                .istio
-                .as_ref()
-                .ok_or_else(|| ImageError::NoIstioVersion {
-                    image: image.to_string(),
-                })?;
+            let istio = istio_of(sources, image)?;
             let mut files = Vec::new();
             for (inside, path, what) in istio_files(*part, istio) {
                 let sha256 = hash(image, &path, what).await?;
@@ -144,6 +133,16 @@ async fn hash(image: &str, file: &Path, what: &'static str) -> Result<String, Im
         .map_err(io::Error::other)
         .and_then(|r| r)
         .map_err(io_err(image, "cannot read the build input", file))
+}
+
+/// The Istio version an image of `image`'s row is built from.
+fn istio_of<'a>(sources: &'a Sources, image: &str) -> Result<&'a IstioSources, ImageError> {
+    sources
+        .istio
+        .as_ref()
+        .ok_or_else(|| ImageError::NoIstioVersion {
+            image: image.to_string(),
+        })
 }
 
 /// One sha256 over the files under each of `dirs` of `root` (paths and bytes, in order).

@@ -311,11 +311,7 @@ chroot "$1" useradd --uid 100 --gid 101 --create-home --home-dir /home/curl_user
             "docker.io/mccutchen/go-httpbin:v2.15.0",
             "docker.io/mccutchen/go-httpbin:latest",
         ],
-        recipe: Recipe::Static {
-            binary: SourceBinary::GoHttpbin,
-            path: "/bin/go-httpbin",
-            dirs: &["/bin"],
-        },
+        recipe: GO_HTTPBIN,
         config: ImageConfig {
             env: &[PATH],
             cmd: &["/bin/go-httpbin"],
@@ -328,11 +324,7 @@ chroot "$1" useradd --uid 100 --gid 101 --create-home --home-dir /home/curl_user
     },
     Row {
         references: &["docker.io/kennethreitz/httpbin:latest"],
-        recipe: Recipe::Static {
-            binary: SourceBinary::GoHttpbin,
-            path: "/bin/go-httpbin",
-            dirs: &["/bin"],
-        },
+        recipe: GO_HTTPBIN,
         config: ImageConfig {
             env: &[PATH],
             cmd: &["/bin/go-httpbin", "-port", "80"],
@@ -373,40 +365,14 @@ chroot "$1" useradd --uid 100 --gid 101 --create-home --home-dir /home/curl_user
                    (1.68, the last whose dependencies the module proxy serves) as \
                    /usr/bin/fortio, under the tag latest_release — not fortio's newest release",
     },
-    Row {
-        references: &["registry.istio.io/release/examples-helloworld-v1:1.0"],
-        recipe: Recipe::Sample {
-            suite: "bookworm",
-            packages: HELLOWORLD_PACKAGES,
-            sources: &["helloworld/src"],
-            hook: HELLOWORLD_HOOK,
-        },
-        config: ImageConfig {
-            env: &[PATH, "SERVICE_VERSION=v1"],
-            cmd: HELLOWORLD_CMD,
-            working_dir: "/opt/microservices",
-            exposed_ports: &["5000/tcp"],
-            ..ImageConfig::EMPTY
-        },
-        contents: HELLOWORLD_CONTENTS,
-    },
-    Row {
-        references: &["registry.istio.io/release/examples-helloworld-v2:1.0"],
-        recipe: Recipe::Sample {
-            suite: "bookworm",
-            packages: HELLOWORLD_PACKAGES,
-            sources: &["helloworld/src"],
-            hook: HELLOWORLD_HOOK,
-        },
-        config: ImageConfig {
-            env: &[PATH, "SERVICE_VERSION=v2"],
-            cmd: HELLOWORLD_CMD,
-            working_dir: "/opt/microservices",
-            exposed_ports: &["5000/tcp"],
-            ..ImageConfig::EMPTY
-        },
-        contents: HELLOWORLD_CONTENTS,
-    },
+    helloworld(
+        &["registry.istio.io/release/examples-helloworld-v1:1.0"],
+        &[PATH, "SERVICE_VERSION=v1"],
+    ),
+    helloworld(
+        &["registry.istio.io/release/examples-helloworld-v2:1.0"],
+        &[PATH, "SERVICE_VERSION=v2"],
+    ),
     Row {
         references: &["docker.io/istio/pilot:{istio}"],
         recipe: Recipe::Istio {
@@ -461,6 +427,35 @@ chroot "$1" useradd --uid 100 --gid 101 --create-home --home-dir /home/curl_user
                    bookworm minbase with iptables, iproute2 and curl",
     },
 ];
+
+/// go-httpbin alone where its official image has it: two rows serve it.
+const GO_HTTPBIN: Recipe = Recipe::Static {
+    binary: SourceBinary::GoHttpbin,
+    path: "/bin/go-httpbin",
+    dirs: &["/bin"],
+};
+
+/// A helloworld image of Istio's samples: its version is its environment's `SERVICE_VERSION`,
+/// as the sample's Dockerfile builds it (`--build-arg service_version`).
+const fn helloworld(references: &'static [&'static str], env: &'static [&'static str]) -> Row {
+    Row {
+        references,
+        recipe: Recipe::Sample {
+            suite: "bookworm",
+            packages: HELLOWORLD_PACKAGES,
+            sources: &["helloworld/src"],
+            hook: HELLOWORLD_HOOK,
+        },
+        config: ImageConfig {
+            env,
+            cmd: HELLOWORLD_CMD,
+            working_dir: "/opt/microservices",
+            exposed_ports: &["5000/tcp"],
+            ..ImageConfig::EMPTY
+        },
+        contents: HELLOWORLD_CONTENTS,
+    }
+}
 
 /// What Istio's `samples/helloworld/src/Dockerfile` installs from Debian (its base image's
 /// Python, and curl).
