@@ -68,7 +68,7 @@
     - outlierDetection: consecutive5xxErrors 1、interval 1s、baseEjectionTime 3m、maxEjectionPercent 100
     適用したら、fortio のサイドカーが持つ httpbin のクラスターを
     istioctl proxy-config cluster deploy/fortio-deploy --fqdn httpbin.default.svc.cluster.local -o json で
-    /root/circuit-breaking/out/cluster.json に保存します。設定が届くまで(circuitBreakers が現れるまで)
+    /root/circuit-breaking/out/cluster.json に保存します。設定が届くまで(maxPendingRequests が 1 になるまで)
     1 秒おきに(30 回まで)尋ね直してください。
 
     ヒント: 上限を持つのは、リクエストを送る側(fortio)のサイドカーです。受け取る側の httpbin ではなく、
@@ -99,7 +99,7 @@
       EOF
       for i in $(seq 30); do
         istioctl proxy-config cluster deploy/fortio-deploy --fqdn httpbin.default.svc.cluster.local -o json > /root/circuit-breaking/out/cluster.json
-        grep -q maxPendingRequests /root/circuit-breaking/out/cluster.json && break
+        grep -q '"maxPendingRequests": 1,' /root/circuit-breaking/out/cluster.json && break
         sleep 1
       done
       """
@@ -142,7 +142,7 @@
       EOF
       for i in $(seq 5); do
         istioctl proxy-config cluster deploy/fortio-deploy --fqdn httpbin.default.svc.cluster.local -o json > /root/circuit-breaking/out/cluster.json
-        grep -q maxPendingRequests /root/circuit-breaking/out/cluster.json && break
+        grep -q '"maxPendingRequests": 1,' /root/circuit-breaking/out/cluster.json && break
         sleep 1
       done
       """
