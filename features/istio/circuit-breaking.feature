@@ -170,6 +170,9 @@
       kubectl exec "$FORTIO_POD" -c istio-proxy -- pilot-agent request GET stats | grep httpbin | grep pending > /root/circuit-breaking/out/stats.txt
       """
     ならば 最後のコマンドが成功する
+    # チェック: the-load
+    # メッセージ: 負荷が、待ち時間なし(-qps 0)・同時接続 3(-c 3)・30 本(-n 30)になっていません。
+    かつ ファイル "/root/circuit-breaking/out/load.txt" が "^Starting at max qps with 3 thread\(s\) \[gomax [0-9]+\] for exactly 30 calls " にマッチする
     かつ ファイル "/root/circuit-breaking/out/load.txt" に "All done 30 calls" が含まれる
     # チェック: tripped
     # メッセージ: 503 になったリクエストがありません。同時接続(-c)が上限の 1 と待ち行列の 1 を超える数になっているかを確かめてください。
