@@ -50,14 +50,14 @@ struct Misses {
 }
 
 impl Misses {
-    fn add(&self, reference: String) {
+    fn add(&self, reference: String, held: &BTreeMap<String, String>) {
         let Ok(mut seen) = self.seen.lock() else {
             return;
         };
         if seen.contains(&reference) {
             return;
         }
-        let line = format!("a Pod asked for it: {}\n", not_built(&reference));
+        let line = format!("a Pod asked for it: {}\n", not_built(&reference, held));
         let _ = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -217,7 +217,7 @@ async fn respond(
             let wanted = super::normalize(&format!("{ns}/{name}:{reference}"));
             let found = index.tags.get(&wanted).cloned();
             if found.is_none() {
-                misses.add(wanted);
+                misses.add(wanted, &index.tags);
             }
             found
         };
@@ -228,7 +228,7 @@ async fn respond(
         // the reason in the body: containerd asks again with GET for it, and the kubelet's event
         // for the Pod carries it.
         let what = super::normalize(&format!("{ns}/{name}:{reference}"));
-        return send_error(out, 403, "DENIED", &not_built(&what), head).await;
+        return send_error(out, 403, "DENIED", &not_built(&what, &index.tags), head).await;
     }
     if let Some((_, digest)) = rest.rsplit_once("/blobs/")
         && let Some(blob) = index.blobs.get(digest)
@@ -238,12 +238,27 @@ async fn respond(
     not_found(out, "BLOB_UNKNOWN", rest, head).await
 }
 
-/// Why `reference` cannot be pulled: the table serves others.
-fn not_built(reference: &str) -> String {
-    format!(
-        "labcheck builds no image {reference}: the image table (src/images/table.rs) serves {}",
-        super::served()
-    )
+/// Why `reference` cannot be pulled from a registry holding `held` (by reference): the table
+/// has no recipe for it, or builds it only for the cells of an Istio version.
+fn not_built(reference: &str, held: &BTreeMap<String, String>) -> String {
+    let here = || held.keys().cloned().collect::<Vec<_>>().join(", ");
+    match super::lookup(reference) {
+        Some(row) if row.per_istio_version() => format!(
+            "labcheck builds {reference} for the @mesh cells of each Istio version (its row of the \
+             image table, src/images/table.rs: {}), not for this cell; this cell's registry serves {}",
+            row.name(),
+            here()
+        ),
+        Some(row) => format!(
+            "labcheck builds {reference} ({}), but this cell's registry does not hold it; it serves {}",
+            row.name(),
+            here()
+        ),
+        None => format!(
+            "labcheck builds no image {reference}: the image table (src/images/table.rs) serves {}",
+            super::served()
+        ),
+    }
 }
 
 async fn not_found(out: &mut TcpStream, code: &str, what: &str, head: bool) -> std::io::Result<()> {
@@ -319,4 +334,36 @@ pub fn hosts_toml(address: &str) -> String {
     format!(
         "server = \"http://{address}\"\n\n[host.\"http://{address}\"]\n  capabilities = [\"pull\", \"resolve\"]\n"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_says_whether_the_table_builds_the_image_for_other_cells() {
+        let held: BTreeMap<String, String> = [(
+            "docker.io/library/nginx:latest".to_owned(),
+            "sha256:1".to_owned(),
+        )]
+        .into();
+        let mesh_only = not_built("docker.io/istio/pilot:1.31-dev.eed52ebb", &held);
+        assert!(
+            mesh_only.contains("for the @mesh cells of each Istio version")
+                && mesh_only.contains("docker.io/istio/pilot:{istio}")
+                && mesh_only
+                    .ends_with("this cell's registry serves docker.io/library/nginx:latest"),
+            "{mesh_only}"
+        );
+        let sample = not_built(
+            "registry.istio.io/release/examples-helloworld-v1:1.0",
+            &held,
+        );
+        assert!(sample.contains("for the @mesh cells"), "{sample}");
+        let none = not_built("docker.io/library/redis:7", &held);
+        assert!(
+            none.starts_with("labcheck builds no image docker.io/library/redis:7: the image table"),
+            "{none}"
+        );
+    }
 }
