@@ -288,6 +288,7 @@ pub async fn build(
             Recipe::Sample {
                 suite,
                 packages,
+                files,
                 hook,
                 ..
             },
@@ -301,7 +302,7 @@ pub async fn build(
             let hook = hook.replace(SAMPLES, &quote(&samples.to_string_lossy()));
             let identity = format!("{:?}\nmirror {mirror}\nsamples {sha256}", row.recipe);
             let (layer, details) = shared_layer(cache, image, &identity, |work| async move {
-                debian(image, (suite, mirror), packages, &[], &hook, &work).await
+                debian(image, (suite, mirror), packages, files, &hook, &work).await
             })
             .await?;
             Ok(Product {

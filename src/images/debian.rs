@@ -151,7 +151,9 @@ pub async fn debian(
         std::fs::write(&host, file.content).map_err(io_err(image, "cannot write", &host))?;
         let inside = format!("\"$1\"{}", quote(file.path));
         let host = quote(&host.to_string_lossy());
-        script.push_str(&format!("cp {host} {inside}\nchmod 0644 {inside}\n"));
+        script.push_str(&format!(
+            "mkdir -p \"$(dirname {inside})\"\ncp {host} {inside}\nchmod 0644 {inside}\n"
+        ));
     }
     let versions = work.join("versions");
     let record = format!(

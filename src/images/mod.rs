@@ -11,6 +11,7 @@
 //! lacks.
 
 mod archive;
+mod bookinfo;
 mod build;
 mod cache;
 mod debian;

@@ -4,6 +4,7 @@
 //! knows how to carry out each kind of [`Recipe`].
 
 use super::archive::ImageConfig;
+use super::bookinfo;
 
 /// One image labcheck can build.
 #[derive(Debug)]
@@ -98,13 +99,14 @@ pub enum Recipe {
     /// [`ISTIO_BASE`], a Debian rootfs all of Istio's images share (built once per mirror).
     Istio { part: IstioPart },
     /// An image of Istio's samples, from the cell's Istio version: a Debian minbase rootfs of
-    /// `suite` with `packages`, then `hook` with `$1` the rootfs, where `{samples}` stands for
-    /// that version's `samples/` directory (quoted). The files under `sources` (directories of
-    /// `samples/`) key the cache.
+    /// `suite` with `packages` and `files`, then `hook` with `$1` the rootfs, where `{samples}`
+    /// stands for that version's `samples/` directory (quoted). The files under `sources`
+    /// (directories of `samples/`) key the cache.
     Sample {
         suite: &'static str,
         packages: &'static [&'static str],
         sources: &'static [&'static str],
+        files: &'static [File],
         hook: &'static str,
     },
 }
@@ -185,7 +187,7 @@ pub struct File {
     pub content: &'static str,
 }
 
-const PATH: &str = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+pub const PATH: &str = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// The rows. References are unique across rows (a unit test checks).
 pub static ROWS: &[Row] = &[
@@ -373,6 +375,12 @@ chroot "$1" useradd --uid 100 --gid 101 --create-home --home-dir /home/curl_user
         &["registry.istio.io/release/examples-helloworld-v2:1.0"],
         &[PATH, "SERVICE_VERSION=v2"],
     ),
+    bookinfo::DETAILS,
+    bookinfo::RATINGS,
+    bookinfo::REVIEWS_V1,
+    bookinfo::REVIEWS_V2,
+    bookinfo::REVIEWS_V3,
+    bookinfo::PRODUCTPAGE,
     Row {
         references: &["docker.io/istio/pilot:{istio}"],
         recipe: Recipe::Istio {
@@ -444,6 +452,7 @@ const fn helloworld(references: &'static [&'static str], env: &'static [&'static
             suite: "bookworm",
             packages: HELLOWORLD_PACKAGES,
             sources: &["helloworld/src"],
+            files: &[],
             hook: HELLOWORLD_HOOK,
         },
         config: ImageConfig {

@@ -130,7 +130,22 @@ fn istios_images_are_served_under_the_tag_of_any_istio_version_and_tagged_with_t
     }
     assert!(common().iter().all(|r| !r.per_istio_version()));
     // Istio's three images, and the samples' built from each version's samples/.
-    assert_eq!(per_istio_version().len(), 5);
+    assert_eq!(per_istio_version().len(), 11);
+    // Bookinfo's images as its bookinfo.yaml names them; reviews' versions differ only in their
+    // environment, as the sample's build arguments make them.
+    for (reference, env) in [
+        (
+            "examples-bookinfo-reviews-v1:1.20.3",
+            "ENABLE_RATINGS=false",
+        ),
+        ("examples-bookinfo-reviews-v2:1.20.3", "STAR_COLOR=black"),
+        ("examples-bookinfo-reviews-v3:1.20.3", "STAR_COLOR=red"),
+    ] {
+        let row = lookup(&format!("registry.istio.io/release/{reference}")).expect("served");
+        assert!(row.per_istio_version(), "{reference}");
+        assert!(row.config.env.contains(&env), "{reference}: {env}");
+        assert!(lookup(&format!("istio/{reference}")).is_some_and(|r| std::ptr::eq(r, row)));
+    }
     let hello = lookup("registry.istio.io/release/examples-helloworld-v2:1.0").expect("served");
     assert!(hello.per_istio_version());
     assert_eq!(
