@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::checks::{self, CheckError, ClusterCheck, OracleCheck};
 use crate::model::Lang;
+use crate::sandbox::Shell;
 
 /// One step of a lab, compiled.
 #[derive(Clone, Debug)]
@@ -18,8 +19,9 @@ pub enum Action {
     /// The cell's Istio version placed at the path as a learner's unpacked release has it:
     /// `samples/` and `manifests/` of its module, `bin/istioctl`.
     IstioRelease(PathBuf),
-    /// The learner's commands, run by bash in the cell.
-    Run(String),
+    /// The learner's commands, run by bash in the cell as the next commands of the learner's
+    /// terminal session (`Shell::Continued`) or in a new terminal (`Shell::New`).
+    Run(String, Shell),
     /// A mistake scenario: each listed check (a Then phrase, as the lab's steps write it) must
     /// fail on the mistake's environment.
     Reject(Vec<String>),
@@ -65,13 +67,13 @@ impl Action {
             Action::Fixture { dst, .. } | Action::IstioRelease(dst) => {
                 checks::lab_path(dst).map_err(|e| e.render(lang))
             }
-            Action::Run(script) if script.trim().is_empty() => Err(lang
+            Action::Run(script, _) if script.trim().is_empty() => Err(lang
                 .pick(
                     "the step has no commands (a docstring)",
                     "コマンド(ドキュメント文字列)がない",
                 )
                 .to_owned()),
-            Action::Run(_) => Ok(()),
+            Action::Run(..) => Ok(()),
             Action::Reject(listed) if listed.is_empty() => Err(lang
                 .pick("no checks listed", "チェックが列挙されていない")
                 .to_owned()),

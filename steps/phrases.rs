@@ -9,6 +9,7 @@ use cucumber::gherkin::StepType;
 use super::action::{Action, Check as AnyCheck, listed_checks};
 use super::args::Args;
 use crate::checks::{Check, ClusterCheck, Exit, Expect, OracleCheck, OutputExpect};
+use crate::sandbox::Shell;
 
 /// One phrase of the vocabulary.
 pub struct Phrase {
@@ -137,6 +138,27 @@ pub const PHRASES: &[Phrase] = &[
         build: |a| {
             Ok(Action::Run(
                 a.docstring().trim_start_matches('\n').to_owned(),
+                Shell::Continued,
+            ))
+        },
+    },
+    Phrase {
+        ty: When,
+        what: "the learner's commands in a new terminal: nothing of the earlier steps' shell",
+        en: Sentence {
+            expr: r#"the learner runs in a new shell:"#,
+            example: "the learner runs in a new shell:",
+            order: &[],
+        },
+        ja: Sentence {
+            expr: r#"学習者が新しいシェルで次のコマンドを実行する"#,
+            example: "学習者が新しいシェルで次のコマンドを実行する",
+            order: &[],
+        },
+        build: |a| {
+            Ok(Action::Run(
+                a.docstring().trim_start_matches('\n').to_owned(),
+                Shell::New,
             ))
         },
     },

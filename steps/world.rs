@@ -14,6 +14,7 @@ use super::prepare;
 use crate::cell::{Cell, DEFAULT_TIMEOUT};
 use crate::checks::{CheckError, Env, Failure, Fault};
 use crate::model::{Lang, StepCheck, Transcript, Verdict};
+use crate::sandbox::Shell;
 
 /// What the scenario being run declares, captured by the runner's `before` hook.
 #[derive(Clone, Debug, Default)]
@@ -130,7 +131,7 @@ impl LabWorld {
             Action::LabDirectory(dir) => prepare::lab_directory(&cell, lang, &dir),
             Action::Fixture { src, dst } => prepare::fixture(&cell, lang, &src, &dst),
             Action::IstioRelease(dst) => prepare::istio_release(&cell, lang, &dst),
-            Action::Run(script) => self.run(&cell, lang, &script).await,
+            Action::Run(script, shell) => self.run(&cell, lang, &script, shell).await,
             Action::Reject(listed) => self.reject(&cell, lang, step, &listed).await,
             Action::Check(check) => {
                 match evaluate(&cell, &check, lang, self.last.as_ref(), self.timeout()).await {
@@ -149,12 +150,18 @@ impl LabWorld {
     }
 
     /// The learner's commands: discrimination first, then the commands, for real.
-    async fn run(&mut self, cell: &Cell, lang: Lang, script: &str) -> Result<(), StepFailure> {
+    async fn run(
+        &mut self,
+        cell: &Cell,
+        lang: Lang,
+        script: &str,
+        shell: Shell,
+    ) -> Result<(), StepFailure> {
         if cell.grading {
             return Ok(());
         }
         self.discriminate(cell, lang).await?;
-        let transcript = crate::sandbox::run_script(&cell.sandbox, script, self.timeout())
+        let transcript = crate::sandbox::run_learner(&cell.sandbox, script, shell, self.timeout())
             .await
             .map_err(|e| {
                 StepFailure::Harness(format!(

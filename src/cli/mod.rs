@@ -357,7 +357,9 @@ async fn shell(name: &str) -> i32 {
         kept.id
     );
     let mut cmd = sandbox.interactive_command("bash");
-    cmd.env("PS1", format!("[{}] \\w# ", kept.name));
+    // The learner's session (variables, functions, aliases, directory) of the cell's last step.
+    cmd.args(["--rcfile", crate::sandbox::SESSION])
+        .env("PS1", format!("[{}] \\w# ", kept.name));
     match cmd.status().await {
         Ok(status) => status.code().unwrap_or(1),
         Err(e) => {

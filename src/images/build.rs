@@ -23,6 +23,8 @@ use super::{ImageError, IstioSources, Sources, io_err};
 const BUILD_FORMAT: &str = "labcheck-images 3";
 /// For commands that take seconds.
 pub const SHORT: Duration = Duration::from_secs(120);
+/// For a compiler's first build (Go's standard library into an empty build cache).
+const LONG: Duration = Duration::from_secs(600);
 
 /// What a recipe is built from, resolved before building.
 #[derive(Debug)]
@@ -42,6 +44,11 @@ pub enum Input {
     /// recipe reads from it, on a rootfs from `mirror`.
     Sample {
         mirror: String,
+        samples: PathBuf,
+        sha256: String,
+    },
+    /// A Go program of Istio's samples: the version's `samples/` and the sha256 of its sources.
+    SampleSource {
         samples: PathBuf,
         sha256: String,
     },
@@ -99,6 +106,18 @@ pub async fn input(row: &Row, sources: &Sources) -> Result<Input, ImageError> {
                 samples,
                 sha256,
             });
+        }
+        Recipe::SampleGo { source, .. } => {
+            let istio = istio_of(sources, image)?;
+            let samples = istio.samples.clone();
+            let read = samples.clone();
+            let dirs = [*source];
+            let sha256 = tokio::task::spawn_blocking(move || hash_tree(&read, &dirs))
+                .await
+                .map_err(io::Error::other)
+                .and_then(|r| r)
+                .map_err(io_err(image, "cannot read Istio's samples", &samples))?;
+            return Ok(Input::SampleSource { samples, sha256 });
         }
         Recipe::Istio { part } => {
             let istio = istio_of(sources, image)?;
@@ -223,6 +242,7 @@ pub fn key(row: &Row, input: &Input) -> String {
         Input::Mirror { mirror } => format!("mirror {mirror}"),
         Input::HostApt { mirror, codename } => format!("apt {mirror} {codename}"),
         Input::Sample { mirror, sha256, .. } => format!("mirror {mirror} samples sha256 {sha256}"),
+        Input::SampleSource { sha256, .. } => format!("samples sha256 {sha256}"),
         Input::Istio { mirror, tag, files } => format!(
             "istio {tag} base {ISTIO_BASE:?} mirror {mirror} files {:?}",
             files.iter().map(|(_, _, sha)| sha).collect::<Vec<_>>()
@@ -310,6 +330,30 @@ pub async fn build(
                 details: format!(
                     "{} with sha256 {sha256} of what the image takes from it; on {details}",
                     samples.display()
+                ),
+            })
+        }
+        (Recipe::SampleGo { source, path }, Input::SampleSource { samples, sha256 }) => {
+            let layer = work.join("layer.tar");
+            let binary = go_program(image, &samples.join(source), work).await?;
+            let (from, inside) = (binary.clone(), path.trim_start_matches('/').to_string());
+            write_layer(image, &layer, move |w| {
+                if let Some(dir) = Path::new(&inside).parent() {
+                    w.dir(&dir.to_string_lossy(), 0o755)?;
+                }
+                w.copy(&inside, 0o755, &from)
+            })
+            .await?;
+            let go = run(image, command("go", ["env", "GOVERSION"]), SHORT).await?;
+            Ok(Product {
+                layers: vec![Layer {
+                    path: layer,
+                    created_by: format!("CGO_ENABLED=0 go build -o {path} ({source})"),
+                }],
+                details: format!(
+                    "{}/{source} with sha256 {sha256}, built by {}",
+                    samples.display(),
+                    go.trim()
                 ),
             })
         }
@@ -415,6 +459,38 @@ where
         image: name.to_string(),
         what: format!("the shared layer {key} is not in the cache once built"),
     })
+}
+
+/// Builds the Go program in `source` (its `.go` files but tests, standard library only) as a
+/// module of its own in `work`, static: the binary.
+async fn go_program(image: &str, source: &Path, work: &Path) -> Result<PathBuf, ImageError> {
+    let module = work.join("src");
+    std::fs::create_dir_all(&module).map_err(io_err(image, "cannot create", &module))?;
+    let entries = std::fs::read_dir(source).map_err(io_err(image, "cannot list", source))?;
+    for entry in entries {
+        let from = entry.map_err(io_err(image, "cannot list", source))?.path();
+        let name = from.file_name().map(|n| n.to_string_lossy().into_owned());
+        if let Some(name) = name.filter(|n| n.ends_with(".go") && !n.ends_with("_test.go")) {
+            let to = module.join(&name);
+            std::fs::copy(&from, &to).map_err(io_err(image, "cannot copy", &from))?;
+        }
+    }
+    let go_mod = module.join("go.mod");
+    std::fs::write(&go_mod, "module sample\n\ngo 1.22\n").map_err(io_err(
+        image,
+        "cannot write",
+        &go_mod,
+    ))?;
+    let binary = work.join("program");
+    let mut go = command("go", ["build", "-trimpath", "-ldflags", "-s -w", "-o"]);
+    go.arg(&binary)
+        .arg(".")
+        .current_dir(&module)
+        .env("CGO_ENABLED", "0")
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "-mod=mod");
+    run(image, go, LONG).await?;
+    Ok(binary)
 }
 
 async fn pause(

@@ -172,6 +172,9 @@ pub async fn debian(
     for option in DPKG_EXCLUDES {
         cmd.arg(format!("--dpkgopt={option}"));
     }
+    // The man pages are left out, but maintainer scripts that register one with
+    // update-alternatives (OpenJDK's) fail without its directory, as on Debian's slim images.
+    cmd.arg("--essential-hook=mkdir -p \"$1/usr/share/man/man1\"");
     for hook in [script.as_str(), hook, record.as_str()] {
         cmd.arg(format!("--customize-hook={hook}"));
     }

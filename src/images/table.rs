@@ -30,8 +30,10 @@ impl Row {
     /// Whether the row's images are built per Istio version: Istio's own (tagged with the
     /// version) and those of its samples (built from that version's `samples/`).
     pub fn per_istio_version(&self) -> bool {
-        matches!(self.recipe, Recipe::Istio { .. } | Recipe::Sample { .. })
-            || self.references.iter().any(|r| r.contains(ISTIO_TAG))
+        matches!(
+            self.recipe,
+            Recipe::Istio { .. } | Recipe::Sample { .. } | Recipe::SampleGo { .. }
+        ) || self.references.iter().any(|r| r.contains(ISTIO_TAG))
     }
 
     /// Its references, [`ISTIO_TAG`] replaced by `istio` (the tag an Istio version's istioctl
@@ -108,6 +110,13 @@ pub enum Recipe {
         sources: &'static [&'static str],
         files: &'static [File],
         hook: &'static str,
+    },
+    /// A Go program of Istio's samples, from the cell's Istio version: the `.go` files (tests
+    /// left out) of `source`, a directory of `samples/` using only Go's standard library, built
+    /// static by the host's Go as a module of its own, alone in the image at `path`.
+    SampleGo {
+        source: &'static str,
+        path: &'static str,
     },
 }
 
@@ -381,6 +390,23 @@ chroot "$1" useradd --uid 100 --gid 101 --create-home --home-dir /home/curl_user
     bookinfo::REVIEWS_V2,
     bookinfo::REVIEWS_V3,
     bookinfo::PRODUCTPAGE,
+    Row {
+        references: &["registry.istio.io/release/tcp-echo-server:1.3"],
+        recipe: Recipe::SampleGo {
+            source: "tcp-echo/src",
+            path: "/bin/tcp-echo",
+        },
+        config: ImageConfig {
+            entrypoint: &["/bin/tcp-echo"],
+            cmd: &["9000", "hello"],
+            working_dir: "/bin/",
+            exposed_ports: &["9000/tcp"],
+            ..ImageConfig::EMPTY
+        },
+        contents: "Istio's samples/tcp-echo/src/main.go of the cell's Istio version built static by \
+                   the host's Go, alone in the image as /bin/tcp-echo, as the sample's Dockerfile \
+                   builds it (there with Go 1.22)",
+    },
     Row {
         references: &["docker.io/istio/pilot:{istio}"],
         recipe: Recipe::Istio {

@@ -130,7 +130,7 @@ fn istios_images_are_served_under_the_tag_of_any_istio_version_and_tagged_with_t
     }
     assert!(common().iter().all(|r| !r.per_istio_version()));
     // Istio's three images, and the samples' built from each version's samples/.
-    assert_eq!(per_istio_version().len(), 11);
+    assert_eq!(per_istio_version().len(), 12);
     // Bookinfo's images as its bookinfo.yaml names them; reviews' versions differ only in their
     // environment, as the sample's build arguments make them.
     for (reference, env) in [

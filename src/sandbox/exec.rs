@@ -32,6 +32,16 @@ pub async fn run_script(
     script: &str,
     timeout: Duration,
 ) -> std::io::Result<Transcript> {
+    run_with(sandbox, script, timeout, &[]).await
+}
+
+/// [`run_script`], with `files` open in bash as well (at their own descriptor numbers).
+pub(super) async fn run_with(
+    sandbox: &Sandbox,
+    script: &str,
+    timeout: Duration,
+    files: &[&std::fs::File],
+) -> std::io::Result<Transcript> {
     use std::os::fd::AsRawFd;
     let started = Instant::now();
     let file = script_file(script)?;
@@ -44,6 +54,9 @@ pub async fn run_script(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     unix::pass_fd(&mut command, fd);
+    for passed in files {
+        unix::pass_fd(&mut command, passed.as_raw_fd());
+    }
     let mut child = command.spawn()?;
     drop(file);
     let pgid = child.id().map(|p| p as i32);
@@ -94,7 +107,7 @@ pub async fn run_script(
 }
 
 /// An in-memory, close-on-exec file holding `script`, rewound.
-fn script_file(script: &str) -> std::io::Result<std::fs::File> {
+pub(super) fn script_file(script: &str) -> std::io::Result<std::fs::File> {
     use std::io::{Seek, Write};
     let fd =
         nix::sys::memfd::memfd_create(c"labcheck-script", nix::sys::memfd::MFdFlags::MFD_CLOEXEC)

@@ -21,6 +21,7 @@ mod procfs;
 mod read;
 mod root;
 mod running;
+mod session;
 pub mod tree;
 pub mod unix;
 
@@ -33,6 +34,7 @@ pub use procfs::{children_of, parent_of};
 pub use read::READ_LIMIT;
 use read::read_regular;
 pub use running::{hide_in_running_cells, left_by_a_gone_run};
+pub use session::{SESSION, Shell, run_learner};
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};

@@ -16,3 +16,4 @@ mod mutate;
 mod node;
 mod render;
 mod sandbox;
+mod shell;
