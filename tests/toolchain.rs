@@ -392,6 +392,19 @@ fn the_mesh_tools_are_asked_for_only_by_name() {
     );
 }
 
+/// Hard links of every file under `from` at the same paths under `to` (same size and time).
+fn link_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("tool dir");
+    for entry in std::fs::read_dir(from).expect("tool dir").flatten() {
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type().expect("type").is_dir() {
+            link_tree(&src, &dst);
+        } else {
+            std::fs::hard_link(&src, &dst).expect("link");
+        }
+    }
+}
+
 #[test]
 fn a_plain_istio_cell_runs_without_the_mesh_tools() {
     // A cache holding only what a plain cell runs (hard links to the user's cached binaries,
@@ -408,9 +421,8 @@ fn a_plain_istio_cell_runs_without_the_mesh_tools() {
         let (tool, version) = (found.tool.name(), found.version.as_str());
         let from = root.join("tools").join(tool).join(version);
         let to = cache.path().join("tools").join(tool).join(version);
-        std::fs::create_dir_all(&to).expect("tool dir");
-        std::fs::hard_link(from.join(tool), to.join(tool)).expect("link the binary");
-        std::fs::copy(from.join("meta.json"), to.join("meta.json")).expect("copy meta.json");
+        // The binary and what is installed beside it (istioctl's samples/ and manifests/).
+        link_tree(&from, &to);
     }
     let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
     let reports = tempfile::tempdir().expect("reports");
