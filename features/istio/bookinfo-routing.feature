@@ -1,5 +1,5 @@
 # language: ja
-@メッシュ
+@メッシュ @メモリ=6GiB
 機能: Bookinfo のリクエストルーティングとフォールトインジェクション: ユーザーで reviews の版を選び、jason にだけ遅延と失敗を入れる
   Istio のサンプルアプリ Bookinfo は 4 つのサービスでできています。productpage(Python)が details
   (Ruby)と reviews(Java)を呼び、reviews の v2 と v3 が ratings(Node.js)を呼びます。reviews には
