@@ -32,19 +32,21 @@ pub async fn run_script(
     script: &str,
     timeout: Duration,
 ) -> std::io::Result<Transcript> {
-    run_with(sandbox, script, timeout, &[]).await
+    run_with(sandbox, script_file(script)?, script, timeout, &[]).await
 }
 
-/// [`run_script`], with `files` open in bash as well (at their own descriptor numbers).
+/// Runs bash on `main` (a [`script_file`]) in the cell, with `files` open in it as well (at
+/// their own descriptor numbers); the transcript names `script`.
 pub(super) async fn run_with(
     sandbox: &Sandbox,
+    main: std::fs::File,
     script: &str,
     timeout: Duration,
     files: &[&std::fs::File],
 ) -> std::io::Result<Transcript> {
     use std::os::fd::AsRawFd;
     let started = Instant::now();
-    let file = script_file(script)?;
+    let file = main;
     let fd = file.as_raw_fd();
     let mut command = sandbox.command(bash());
     command
@@ -108,14 +110,24 @@ pub(super) async fn run_with(
 
 /// An in-memory, close-on-exec file holding `script`, rewound.
 pub(super) fn script_file(script: &str) -> std::io::Result<std::fs::File> {
-    use std::io::{Seek, Write};
+    let mut file = memfd()?;
+    fill(&mut file, script)?;
+    Ok(file)
+}
+
+/// An empty in-memory, close-on-exec file.
+pub(super) fn memfd() -> std::io::Result<std::fs::File> {
     let fd =
         nix::sys::memfd::memfd_create(c"labcheck-script", nix::sys::memfd::MFdFlags::MFD_CLOEXEC)
             .map_err(std::io::Error::from)?;
-    let mut file = std::fs::File::from(fd);
-    file.write_all(script.as_bytes())?;
-    file.rewind()?;
-    Ok(file)
+    Ok(std::fs::File::from(fd))
+}
+
+/// Writes `text` into `file` and rewinds it.
+pub(super) fn fill(file: &mut std::fs::File, text: &str) -> std::io::Result<()> {
+    use std::io::{Seek, Write};
+    file.write_all(text.as_bytes())?;
+    file.rewind()
 }
 
 /// Reads a stream to its end, keeping the first [`OUTPUT_LIMIT`] bytes; whether more came.

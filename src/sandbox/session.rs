@@ -89,13 +89,15 @@ pub async fn run_learner(
     shell: Shell,
     timeout: Duration,
 ) -> std::io::Result<Transcript> {
+    use super::exec::{fill, memfd, run_with};
     use std::os::fd::AsRawFd;
-    let learner = super::exec::script_file(script)?;
-    let path = format!("/dev/fd/{}", learner.as_raw_fd());
-    let mut transcript =
-        super::exec::run_with(sandbox, &wrapper(&path, shell), timeout, &[&learner]).await?;
-    transcript.script = script.to_owned();
-    Ok(transcript)
+    let (mut main, mut learner) = (memfd()?, memfd()?);
+    let (m, l) = (main.as_raw_fd(), learner.as_raw_fd());
+    // The script's first line first closes both files (bash has read them): nothing the
+    // learner runs inherits them. Its line numbers stay the script's own.
+    fill(&mut learner, &format!("exec {m}<&- {l}<&-; {script}"))?;
+    fill(&mut main, &wrapper(&format!("/dev/fd/{l}"), shell))?;
+    run_with(sandbox, main, script, timeout, &[&learner]).await
 }
 
 #[cfg(test)]
