@@ -151,6 +151,18 @@ pub struct Transcript {
     pub timed_out: bool,
     /// The command printed more than [`Transcript::OUTPUT_LIMIT`] on a stream: the rest was cut.
     pub truncated: bool,
+    /// Which try this was, when the step runs its commands again until its checks pass.
+    #[serde(default)]
+    pub attempt: Option<Attempt>,
+}
+
+/// One try of a step whose commands run again until its checks pass.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Attempt {
+    /// 1 for the first run.
+    pub number: u32,
+    /// How long the step may keep trying.
+    pub until: Duration,
 }
 
 impl Transcript {
@@ -168,9 +180,27 @@ impl Transcript {
         })
     }
 
+    /// How many tries a step took, when it ran its commands again until its checks passed
+    /// (`None` for a step that runs them once, or that took one try).
+    pub fn tries(transcripts: &[Transcript]) -> Option<u32> {
+        let last = transcripts
+            .iter()
+            .filter_map(|t| t.attempt)
+            .map(|a| a.number)
+            .max()?;
+        (last > 1).then_some(last)
+    }
+
     /// The transcript as text a person reads: the script, its output and how it ended.
     pub fn render(&self) -> String {
         let mut out = String::new();
+        if let Some(a) = self.attempt {
+            out.push_str(&format!(
+                "--- try {} (run again until the step's checks pass, up to {} s)\n",
+                a.number,
+                a.until.as_secs()
+            ));
+        }
         for line in self.script.lines() {
             out.push_str(&format!("$ {line}\n"));
         }
@@ -304,7 +334,7 @@ pub enum Verdict {
 }
 
 /// A cell that started from a checkpoint instead of running the steps before.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Resumed {
     /// The step (its number in the lab) the checkpoint follows.
     pub after_step: usize,
@@ -313,6 +343,10 @@ pub struct Resumed {
     /// The learner-command time of the slowest step the checkpoint covers.
     #[serde(default)]
     pub slowest: Duration,
+    /// Why the first start from the checkpoint failed, when its cluster did not come back and
+    /// the cell was started from it again.
+    #[serde(default)]
+    pub again: Option<String>,
 }
 
 /// The toolchain a cell ran with, as shown in reports.

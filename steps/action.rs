@@ -19,9 +19,8 @@ pub enum Action {
     /// The cell's Istio version placed at the path as a learner's unpacked release has it:
     /// `samples/` and `manifests/` of its module, `bin/istioctl`.
     IstioRelease(PathBuf),
-    /// The learner's commands, run by bash in the cell as the next commands of the learner's
-    /// terminal session (`Shell::Continued`) or in a new terminal (`Shell::New`).
-    Run(String, Shell),
+    /// The learner's commands.
+    Run(Commands),
     /// A mistake scenario: each listed check (a Then phrase, as the lab's steps write it) must
     /// fail on the mistake's environment.
     Reject(Vec<String>),
@@ -30,6 +29,17 @@ pub enum Action {
     /// A check that may take a while to hold (`… within 30 seconds`): evaluated until it passes
     /// or the time is up, as controllers and istiod converge after a command returns.
     Eventually(Check, Duration),
+}
+
+/// A step's learner commands: run by bash in the cell as the next commands of the learner's
+/// terminal session ([`Shell::Continued`]) or in a new terminal ([`Shell::New`]); with `until`,
+/// run again, as a learner re-sends a request after applying a policy, until the scenario's
+/// checks pass or that long has passed.
+#[derive(Clone, Debug)]
+pub struct Commands {
+    pub script: String,
+    pub shell: Shell,
+    pub until: Option<Duration>,
 }
 
 /// A check of any kind: on files and the last command, on the cluster, or against the output of
@@ -67,13 +77,16 @@ impl Action {
             Action::Fixture { dst, .. } | Action::IstioRelease(dst) => {
                 checks::lab_path(dst).map_err(|e| e.render(lang))
             }
-            Action::Run(script, _) if script.trim().is_empty() => Err(lang
+            Action::Run(c) if c.script.trim().is_empty() => Err(lang
                 .pick(
                     "the step has no commands (a docstring)",
                     "コマンド(ドキュメント文字列)がない",
                 )
                 .to_owned()),
-            Action::Run(..) => Ok(()),
+            Action::Run(Commands {
+                until: Some(wait), ..
+            }) if wait.is_zero() || *wait > MAX_WAIT => Err(wait_range(lang)),
+            Action::Run(_) => Ok(()),
             Action::Reject(listed) if listed.is_empty() => Err(lang
                 .pick("no checks listed", "チェックが列挙されていない")
                 .to_owned()),
@@ -85,11 +98,9 @@ impl Action {
                     "終わったコマンドについてのチェックは変わらない: 「以内に」は要らない",
                 )
                 .to_owned()),
-            Action::Eventually(_, wait) if wait.is_zero() || *wait > MAX_WAIT => Err(format!(
-                "{} {}s",
-                lang.pick("a wait must be 1 to", "待ち時間は 1 から"),
-                MAX_WAIT.as_secs()
-            )),
+            Action::Eventually(_, wait) if wait.is_zero() || *wait > MAX_WAIT => {
+                Err(wait_range(lang))
+            }
             Action::Eventually(check, _) => check.validate().map_err(|e| e.render(lang)),
         }
     }
@@ -103,8 +114,17 @@ impl Action {
     }
 }
 
-/// The longest a check may wait to hold.
+/// The longest a check may wait to hold, and a step's commands be run again.
 pub const MAX_WAIT: Duration = Duration::from_secs(600);
+
+/// What a wait out of range is told.
+fn wait_range(lang: Lang) -> String {
+    format!(
+        "{} {}s",
+        lang.pick("a wait must be 1 to", "待ち時間は 1 から"),
+        MAX_WAIT.as_secs()
+    )
+}
 
 /// The checks a docstring lists — its non-blank lines that are not comments — with their
 /// index among the docstring's lines.

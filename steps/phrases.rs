@@ -6,7 +6,7 @@
 
 use cucumber::gherkin::StepType;
 
-use super::action::{Action, Check as AnyCheck, listed_checks};
+use super::action::{Action, Check as AnyCheck, Commands, listed_checks};
 use super::args::Args;
 use crate::checks::{Check, ClusterCheck, Exit, Expect, OracleCheck, OutputExpect};
 use crate::sandbox::Shell;
@@ -40,6 +40,15 @@ pub const REJECTION: (&str, &str) = (
     "these checks should reject it:",
     "次のチェックで不合格になる",
 );
+
+/// The learner's commands: the step's docstring.
+fn run(a: &Args<'_>, shell: Shell, until: Option<std::time::Duration>) -> Result<Action, String> {
+    Ok(Action::Run(Commands {
+        script: a.docstring().trim_start_matches('\n').to_owned(),
+        shell,
+        until,
+    }))
+}
 
 fn local(check: Check) -> Result<Action, String> {
     Ok(Action::Check(AnyCheck::Local(check)))
@@ -135,12 +144,7 @@ pub const PHRASES: &[Phrase] = &[
             example: "学習者が次のコマンドを実行する",
             order: &[],
         },
-        build: |a| {
-            Ok(Action::Run(
-                a.docstring().trim_start_matches('\n').to_owned(),
-                Shell::Continued,
-            ))
-        },
+        build: |a| run(a, Shell::Continued, None),
     },
     Phrase {
         ty: When,
@@ -155,11 +159,29 @@ pub const PHRASES: &[Phrase] = &[
             example: "学習者が新しいシェルで次のコマンドを実行する",
             order: &[],
         },
+        build: |a| run(a, Shell::New, None),
+    },
+    Phrase {
+        ty: When,
+        what: "the learner's commands, run again (in the same shell, a second apart) until the \
+               scenario's checks pass or the time is up, as a learner re-sends a request",
+        en: Sentence {
+            expr: r#"the learner runs, until the checks pass or {int} seconds are up:"#,
+            example: "the learner runs, until the checks pass or 30 seconds are up:",
+            order: &[0],
+        },
+        ja: Sentence {
+            expr: r#"学習者がチェックに合格するまで最大 {int} 秒、次のコマンドを繰り返し実行する"#,
+            example: "学習者がチェックに合格するまで最大 30 秒、次のコマンドを繰り返し実行する",
+            order: &[0],
+        },
         build: |a| {
-            Ok(Action::Run(
-                a.docstring().trim_start_matches('\n').to_owned(),
-                Shell::New,
-            ))
+            let seconds = a.int(0)?;
+            run(
+                a,
+                Shell::Continued,
+                Some(std::time::Duration::from_secs(seconds)),
+            )
         },
     },
     Phrase {

@@ -7,14 +7,16 @@ use std::time::{Duration, Instant};
 
 use cucumber::gherkin;
 
-use super::action::{Action, Check};
+use super::action::{Action, Check, Commands};
 use super::compile::{Compiled, compile, compile_check};
 use super::names::Names;
 use super::prepare;
 use crate::cell::{Cell, DEFAULT_TIMEOUT};
 use crate::checks::{CheckError, Env, Failure, Fault};
-use crate::model::{Lang, StepCheck, Transcript, Verdict};
-use crate::sandbox::Shell;
+use crate::model::{Attempt, Lang, StepCheck, Transcript, Verdict};
+
+/// How long a learner waits before running a step's commands again.
+const RETRY_PAUSE: Duration = Duration::from_secs(1);
 
 /// What the scenario being run declares, captured by the runner's `before` hook.
 #[derive(Clone, Debug, Default)]
@@ -131,7 +133,7 @@ impl LabWorld {
             Action::LabDirectory(dir) => prepare::lab_directory(&cell, lang, &dir),
             Action::Fixture { src, dst } => prepare::fixture(&cell, lang, &src, &dst),
             Action::IstioRelease(dst) => prepare::istio_release(&cell, lang, &dst),
-            Action::Run(script, shell) => self.run(&cell, lang, &script, shell).await,
+            Action::Run(commands) => self.run(&cell, lang, &commands).await,
             Action::Reject(listed) => self.reject(&cell, lang, step, &listed).await,
             Action::Check(check) => {
                 match evaluate(&cell, &check, lang, self.last.as_ref(), self.timeout()).await {
@@ -149,19 +151,28 @@ impl LabWorld {
         }
     }
 
-    /// The learner's commands: discrimination first, then the commands, for real.
+    /// The learner's commands: discrimination first, then the commands, for real — again, a
+    /// second apart, while the step says so and its checks do not pass yet.
     async fn run(
         &mut self,
         cell: &Cell,
         lang: Lang,
-        script: &str,
-        shell: Shell,
+        commands: &Commands,
     ) -> Result<(), StepFailure> {
         if cell.grading {
             return Ok(());
         }
         self.discriminate(cell, lang).await?;
-        let transcript = crate::sandbox::run_learner(&cell.sandbox, script, shell, self.timeout())
+        let deadline = commands.until.map(|wait| Instant::now() + wait);
+        let mut number = 0;
+        loop {
+            number += 1;
+            let mut transcript = crate::sandbox::run_learner(
+                &cell.sandbox,
+                &commands.script,
+                commands.shell,
+                self.timeout(),
+            )
             .await
             .map_err(|e| {
                 StepFailure::Harness(format!(
@@ -169,21 +180,53 @@ impl LabWorld {
                     cell.id
                 ))
             })?;
-        cell.record(transcript.clone());
-        let timed_out = transcript.timed_out;
-        self.last = Some(transcript);
-        if timed_out {
-            return Err(StepFailure::Step(format!(
-                "{} {}s ({})",
-                lang.pick("the command timed out after", "コマンドがタイムアウトした:"),
-                self.timeout().as_secs(),
-                lang.pick(
-                    "its whole process group was killed",
-                    "プロセスグループごと終了させた"
-                )
-            )));
+            transcript.attempt = commands.until.map(|until| Attempt { number, until });
+            cell.record(transcript.clone());
+            let timed_out = transcript.timed_out;
+            self.last = Some(transcript);
+            if timed_out {
+                return Err(StepFailure::Step(format!(
+                    "{} {}s ({})",
+                    lang.pick("the command timed out after", "コマンドがタイムアウトした:"),
+                    self.timeout().as_secs(),
+                    lang.pick(
+                        "its whole process group was killed",
+                        "プロセスグループごと終了させた"
+                    )
+                )));
+            }
+            let Some(deadline) = deadline else {
+                return Ok(());
+            };
+            if self.settled(cell).await {
+                return Ok(());
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(());
+            }
+            tokio::time::sleep(RETRY_PAUSE.min(deadline - now)).await;
         }
-        Ok(())
+    }
+
+    /// Whether the scenario's checks are settled after a try: each passes now, or one cannot be
+    /// evaluated (trying again would not make it a verdict; the checks report it as an error).
+    async fn settled(&self, cell: &Cell) -> bool {
+        for step in &self.scenario.checks {
+            let Ok(Compiled {
+                action: Action::Check(check) | Action::Eventually(check, _),
+                lang,
+                ..
+            }) = compile(step)
+            else {
+                continue;
+            };
+            let result = evaluate(cell, &check, lang, self.last.as_ref(), self.timeout()).await;
+            if let Some(Err(Fault::Failed(_))) = result {
+                return false;
+            }
+        }
+        true
     }
 
     /// A mistake scenario: every listed check must fail on the mistake's environment (command

@@ -159,6 +159,9 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature, names: &Names) 
         }
         let checks: Vec<&gherkin::Step> =
             sc.steps.iter().filter(|s| s.ty == StepType::Then).collect();
+        problems.extend(retries_without_meaning(&sc.steps, mistake).into_iter().map(
+            |(step, message, hint)| problem(step.position.line, step.position.col, message, hint),
+        ));
         if checks.is_empty() {
             problems.push(nothing(
                 at.0,
@@ -222,7 +225,67 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature, names: &Names) 
             ));
         }
     }
+    let backgrounds = feature
+        .background
+        .iter()
+        .chain(feature.rules.iter().filter_map(|r| r.background.as_ref()));
+    for step in backgrounds.flat_map(|b| &b.steps) {
+        if retried(step) {
+            problems.push(problem(
+                step.position.line,
+                step.position.col,
+                "a Background's commands run once: it has no checks to run them again for"
+                    .to_owned(),
+                "run again until the checks pass in the Scenario whose checks they wait for",
+            ));
+        }
+    }
     problems
+}
+
+/// Whether a step runs its commands again until the checks pass.
+fn retried(step: &gherkin::Step) -> bool {
+    use crate::steps::action::{Action, Commands};
+    matches!(
+        crate::steps::compile::compile(step).map(|c| c.action),
+        Ok(Action::Run(Commands { until: Some(_), .. }))
+    )
+}
+
+/// The steps of a scenario that run their commands again until its checks pass where that
+/// cannot mean anything: in a mistake (its listed checks must fail, so it would try until the
+/// time is up), or with no check after them to pass.
+fn retries_without_meaning(
+    steps: &[gherkin::Step],
+    mistake: bool,
+) -> Vec<(&gherkin::Step, String, &'static str)> {
+    let is_check = |s: &gherkin::Step| {
+        s.ty == StepType::Then
+            && crate::steps::compile::compile(s).is_ok_and(|c| c.action.check().is_some())
+    };
+    let mut found = Vec::new();
+    for (i, step) in steps.iter().enumerate() {
+        if !retried(step) {
+            continue;
+        }
+        if mistake {
+            found.push((
+                step,
+                "a mistake's commands run once: its listed checks must fail, so running them \
+                 again until the checks pass would only wait out the time"
+                    .to_owned(),
+                "write the mistake's commands with \"the learner runs:\"",
+            ));
+        } else if !steps[i + 1..].iter().any(is_check) {
+            found.push((
+                step,
+                "the commands run again until the checks pass, and no check follows them"
+                    .to_owned(),
+                "add the Then steps the commands are run again for, or run them once",
+            ));
+        }
+    }
+    found
 }
 
 #[cfg(test)]
@@ -290,5 +353,52 @@ mod tests {
                     .contains("@node cannot be given with @istio or @mesh:")
             );
         }
+    }
+
+    #[test]
+    fn running_again_until_the_checks_pass_needs_checks_to_pass() {
+        let retried = "    When the learner runs, until the checks pass or 10 seconds are up:\n      \"\"\"\n      true\n      \"\"\"\n";
+        let ja = "    もし 学習者がチェックに合格するまで最大 10 秒、次のコマンドを繰り返し実行する\n      \"\"\"\n      true\n      \"\"\"\n";
+        let check = "    Then the last command should succeed\n";
+        assert!(lint(&format!("Feature: x\n  Scenario: y\n{retried}{check}")).is_empty());
+        let jp = lint(&format!(
+            "# language: ja\n機能: x\n  シナリオ: y\n{ja}    ならば 最後のコマンドが成功する\n"
+        ));
+        assert!(jp.is_empty(), "{jp:?}");
+        // No check after the commands.
+        let p = lint(&format!("Feature: x\n  Scenario: y\n{check}{retried}"));
+        assert!(
+            p.iter()
+                .any(|p| p.line == 4 && p.message.contains("no check follows")),
+            "{p:?}"
+        );
+        // In a mistake.
+        let p = lint(&format!(
+            "Feature: x\n  Scenario: y\n{STEP}  @mistake\n  Scenario: z\n{retried}    Then these checks should reject it:\n      \"\"\"\n      the last command should succeed\n      \"\"\"\n"
+        ));
+        assert!(
+            p.iter()
+                .any(|p| p.line == 10 && p.message.contains("a mistake's commands run once")),
+            "{p:?}"
+        );
+        // In a Background.
+        let p = lint(&format!(
+            "Feature: x\n  Background:\n{retried}  Scenario: y\n{STEP}"
+        ));
+        assert!(
+            p.iter()
+                .any(|p| p.line == 3 && p.message.contains("a Background's commands run once")),
+            "{p:?}"
+        );
+        // Out of range.
+        let p = lint(&format!(
+            "Feature: x\n  Scenario: y\n{}{check}",
+            retried.replace("10 seconds", "0 seconds")
+        ));
+        assert!(
+            p.iter()
+                .any(|p| p.message.contains("a wait must be 1 to 600s")),
+            "{p:?}"
+        );
     }
 }

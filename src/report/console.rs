@@ -157,9 +157,15 @@ impl Console {
                 resumed,
                 ..
             } => {
-                let from = resumed.map_or(String::new(), |r| {
+                let from = resumed.as_ref().map_or(String::new(), |r| {
+                    let again = r.again.as_ref().map_or(String::new(), |why| {
+                        format!(
+                            "; started again from it after the first start failed ({}; its logs are in the report)",
+                            why.lines().next().unwrap_or_default()
+                        )
+                    });
                     format!(
-                        ", from the checkpoint of step {} (restored in {:.2}s)",
+                        ", from the checkpoint of step {} (restored in {:.2}s{again})",
                         r.after_step,
                         r.restore.as_secs_f64()
                     )
@@ -223,7 +229,12 @@ impl Console {
         path: &str,
     ) {
         match outcome {
-            Outcome::Passed => say!(self, "  ✔ {name} ({:.2}s)", duration.as_secs_f64()),
+            Outcome::Passed => {
+                let tries = crate::model::Transcript::tries(transcripts)
+                    .map(|n| format!(", {n} tries"))
+                    .unwrap_or_default();
+                say!(self, "  ✔ {name} ({:.2}s{tries})", duration.as_secs_f64())
+            }
             Outcome::Failed { line, message } | Outcome::Error { line, message } => {
                 say!(self, "  ✘ {name}  {path}:{line}");
                 for l in message.lines() {

@@ -263,7 +263,7 @@ impl Record {
                     c.tools = tools.clone();
                     c.setup = Some(*setup);
                     c.waited = *waited;
-                    c.resumed = *resumed;
+                    c.resumed = resumed.clone();
                 }
             }
             Event::StepFinished {

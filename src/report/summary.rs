@@ -105,7 +105,9 @@ pub fn markdown(record: &Record) -> String {
                 let text = match m.entry(step, l) {
                     None => "·".to_owned(),
                     Some(s) => match &s.outcome {
-                        Outcome::Passed => format!("✔ {:.1}s", s.duration.as_secs_f64()),
+                        Outcome::Passed => {
+                            format!("✔ {:.1}s{}", s.duration.as_secs_f64(), tries(s))
+                        }
                         Outcome::Failed { line, message } | Outcome::Error { line, message } => {
                             format!("✘ line {line}: {}", first_line(message).replace('|', "\\|"))
                         }
@@ -243,7 +245,10 @@ fn entry_html(m: &Matrix, step: &LabStep, label: &str, origin: &str) -> String {
         .map(|c| entry_id(&c.id, step.line))
         .unwrap_or_default();
     let (class, head) = match &s.outcome {
-        Outcome::Passed => ("pass", format!("✔ {:.1}s", s.duration.as_secs_f64())),
+        Outcome::Passed => (
+            "pass",
+            format!("✔ {:.1}s{}", s.duration.as_secs_f64(), tries(s)),
+        ),
         Outcome::Failed { line, message } | Outcome::Error { line, message } => (
             "fail",
             format!(
@@ -303,6 +308,12 @@ fn entry_html(m: &Matrix, step: &LabStep, label: &str, origin: &str) -> String {
         esc(&cell),
         esc(&head)
     )
+}
+
+/// A passed step's tries, when it ran its commands again until its checks passed.
+fn tries(s: &StepRecord) -> String {
+    crate::model::Transcript::tries(&s.transcripts)
+        .map_or(String::new(), |n| format!(" ({n} tries)"))
 }
 
 /// `prefix` and a cell's peak memory in MiB, or nothing when it is not known.

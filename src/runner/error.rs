@@ -52,6 +52,20 @@ pub enum CellError {
     Closing,
 }
 
+impl CellError {
+    /// Whether the cell's cluster started but its node's Pods were not all Ready (again, for a
+    /// cluster from a checkpoint) in time.
+    pub fn is_restore_not_ready(&self) -> bool {
+        matches!(
+            self,
+            CellError::Cluster {
+                source: ClusterError::NotReady { .. },
+                ..
+            }
+        )
+    }
+}
+
 /// A harness error of one cell of a run.
 #[derive(Debug, thiserror::Error)]
 #[error("{cell}: {error}")]

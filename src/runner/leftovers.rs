@@ -77,6 +77,23 @@ pub(super) fn keep_leftovers(
     Some(report)
 }
 
+/// A cell whose environment could not start (its cluster not ready, say): the end of every log
+/// its cluster wrote under `dir/cluster` (the processes', the node's containers') into the report
+/// directory's `logs/`, named by their path there, before the cell's directory goes.
+pub(super) fn keep_start_logs(opts: &RunOptions, id: &crate::model::CellId, dir: &std::path::Path) {
+    let cluster = dir.join("cluster");
+    let logs: Vec<(String, PathBuf)> = crate::sandbox::tree::files_under(&cluster)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .map(|p| {
+            let relative = p.strip_prefix(&cluster).unwrap_or(&p);
+            let name = relative.to_string_lossy().replace('/', "_");
+            (name, p)
+        })
+        .collect();
+    copy_logs(&logs, &opts.report_dir.join(id.slug()).join("logs"));
+}
+
 /// Copies the last [`LOG_MAX`] bytes of each log into `to` under its name; a log that cannot be
 /// read is left out (this feeds the report, never a verdict).
 fn copy_logs(logs: &[(String, PathBuf)], to: &std::path::Path) {

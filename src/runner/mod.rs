@@ -38,7 +38,7 @@ use crate::cell::Cell;
 use crate::checkpoint::{Checkpoint, Store};
 use crate::cluster::pool::{CellCluster, Pool};
 use crate::model::{CellId, Event, Resumed};
-use leftovers::{keep_leftovers, record_kept};
+use leftovers::{keep_leftovers, keep_start_logs, record_kept};
 use prepare::{Prepared, cell_tools, prepare};
 use scenarios::{Checkpointer, not_run, run_scenarios};
 
@@ -318,7 +318,19 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
             (permit, Instant::now())
         }
     );
-    let ((prepared, ready_at), (_turn, turn_at)) = (prepared, turn);
+    let ((mut prepared, mut ready_at), (_turn, turn_at)) = (prepared, turn);
+    // A cluster from a checkpoint whose Pods did not come back is started from it once more,
+    // the first start's logs kept for the report.
+    let mut again = None;
+    if let (Err(error), Some(c)) = (&prepared, &checkpoint)
+        && error.is_restore_not_ready()
+    {
+        keep_start_logs(opts, &id, &dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        again = Some(error.to_string());
+        prepared = prepare(shared, &plan, Some(c), &dir, keep).await;
+        ready_at = Instant::now();
+    }
     let Prepared {
         cell,
         cluster,
@@ -327,6 +339,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
     } = match prepared {
         Ok(prepared) => prepared,
         Err(error) => {
+            keep_start_logs(opts, &id, &dir);
             let _ = std::fs::remove_dir_all(&dir);
             let reason = error.to_string();
             return stopped(Some(Arc::new(error)), &reason);
@@ -341,6 +354,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
             after_step: c.state.step,
             restore,
             slowest: c.state.slowest,
+            again,
         }),
     });
     if keep {

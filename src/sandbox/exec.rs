@@ -105,6 +105,7 @@ pub(super) async fn run_with(
         duration: started.elapsed(),
         timed_out,
         truncated: out_cut || err_cut,
+        attempt: None,
     })
 }
 

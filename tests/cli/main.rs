@@ -15,5 +15,6 @@ mod mesh;
 mod mutate;
 mod node;
 mod render;
+mod retry;
 mod sandbox;
 mod shell;

@@ -423,7 +423,7 @@ impl RealNode {
             .collect();
         let pods = Paths::new(&self.dir).pod_logs();
         logs.extend(
-            files_under(&pods)
+            crate::sandbox::tree::files_under(&pods)
                 .into_iter()
                 .map(|p| (container_log_name(&pods, &p), p)),
         );
@@ -447,23 +447,6 @@ fn container_log_name(pods: &Path, log: &Path) -> String {
         }
         _ => parts.join("-"),
     }
-}
-
-/// The files under `dir`, sorted.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut dirs = vec![dir.to_owned()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            match e.file_type() {
-                Ok(t) if t.is_dir() => dirs.push(e.path()),
-                Ok(t) if t.is_file() => files.push(e.path()),
-                _ => {}
-            }
-        }
-    }
-    files.sort();
-    files
 }
 
 #[cfg(test)]

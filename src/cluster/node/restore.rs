@@ -45,6 +45,55 @@ fn container_ids(pod: &Pod) -> impl Iterator<Item = String> + '_ {
         .filter_map(|c| c.container_id.clone())
 }
 
+/// What a Pod's containers that are not ready are doing: each one's state and restarts, and
+/// how it last ended.
+fn unready(pod: &Pod) -> String {
+    let Some(status) = &pod.status else {
+        return "no status".to_owned();
+    };
+    let containers = status
+        .init_container_statuses
+        .iter()
+        .flatten()
+        .chain(status.container_statuses.iter().flatten())
+        .filter(|c| !c.ready);
+    let described: Vec<String> = containers
+        .map(|c| {
+            let state = c.state.as_ref();
+            let now = if let Some(w) = state.and_then(|s| s.waiting.as_ref()) {
+                format!("waiting: {}", w.reason.as_deref().unwrap_or("-"))
+            } else if let Some(t) = state.and_then(|s| s.terminated.as_ref()) {
+                format!(
+                    "exited {} ({})",
+                    t.exit_code,
+                    t.reason.as_deref().unwrap_or("-")
+                )
+            } else {
+                "running".to_owned()
+            };
+            let last = c
+                .last_state
+                .as_ref()
+                .and_then(|s| s.terminated.as_ref())
+                .map(|t| {
+                    format!(
+                        ", last exited {} ({})",
+                        t.exit_code,
+                        t.reason.as_deref().unwrap_or("-")
+                    )
+                })
+                .unwrap_or_default();
+            format!("{} {now}, {} restarts{last}", c.name, c.restart_count)
+        })
+        .collect();
+    if described.is_empty() {
+        let phase = status.phase.as_deref().unwrap_or("no phase");
+        format!("{phase}, its containers of before")
+    } else {
+        described.join("; ")
+    }
+}
+
 fn heartbeat(node: &Node) -> Option<String> {
     let conditions = node.status.as_ref()?.conditions.as_ref()?;
     let ready = conditions.iter().find(|c| c.type_ == "Ready")?;
@@ -105,13 +154,12 @@ impl Before {
                 Ok(pods) => self
                     .ready
                     .iter()
-                    .filter(|(uid, _)| {
-                        let now = pods.iter().find(|p| p.metadata.uid.as_ref() == Some(uid));
-                        now.is_some_and(|p| {
-                            !is_ready(p) || container_ids(p).any(|id| self.containers.contains(&id))
-                        })
+                    .filter_map(|(uid, name)| {
+                        let now = pods.iter().find(|p| p.metadata.uid.as_ref() == Some(uid))?;
+                        let waiting = !is_ready(now)
+                            || container_ids(now).any(|id| self.containers.contains(&id));
+                        waiting.then(|| format!("{name} ({})", unready(now)))
                     })
-                    .map(|(_, name)| name.clone())
                     .collect(),
                 Err(e) => vec![format!("the Pods cannot be listed ({e})")],
             };
