@@ -99,10 +99,12 @@
     かつ クラスターのネームスペース "default" の "VirtualService" "reviews" に対するクエリ '[.spec.http[].route[].destination | {host, subset}]' の値が [{"host": "reviews", "subset": "v1"}] と等しい
     # チェック: proxy-route-v1
     かつ "/root/bookinfo/out/routes-v1.json" のクエリ '[.[].virtualHosts[] | select(.name | startswith("reviews.default.svc.cluster.local")) | .routes[].route.cluster]' の値が ["outbound|9080|v1|reviews.default.svc.cluster.local"] と等しい
+    かつ "/root/bookinfo/out/routes-v1.json" のクエリ '[.[].virtualHosts[] | select(.name | startswith("reviews.default.svc.cluster.local")) | .routes[].route.cluster]' の値が コマンド "istioctl proxy-config routes deploy/productpage-v1 --name 9080 -o json" の出力のクエリ '[.[].virtualHosts[] | select(.name | startswith("reviews.default.svc.cluster.local")) | .routes[].route.cluster]' の値と等しい
     かつ ファイル "/root/bookinfo/out/served-v1.txt" がちょうど 10 行である
     # チェック: served-by-v1
     # メッセージ: 10 回のうちに reviews-v1 以外が返したページ(または reviews が返らなかったページ)があります。DestinationRule のサブセットが名付けてあるか、設定が届くまで待ったかを確かめてください。
     かつ ファイル "/root/bookinfo/out/served-v1.txt" に "^reviews-v1$" にマッチする行が 10 行以上ある
+    かつ コマンド "for i in 1 2 3 4 5; do kubectl exec deploy/ratings-v1 -c ratings -- curl -sS http://productpage:9080/productpage | grep -o 'reviews-v[123]' | head -n 1; done | sort -u" の出力が "^reviews-v1\n$" にマッチする
 
   @間違い
   シナリオ: よくある間違い1: DestinationRule を適用せずに VirtualService だけを適用する
@@ -165,16 +167,19 @@
     かつ クラスターのネームスペース "default" の "VirtualService" "reviews" に対するクエリ '[.spec.http[] | {user: (.match // [] | map(.headers["end-user"].exact)), subsets: [.route[].destination.subset]}]' の値が [{"user": ["jason"], "subsets": ["v2"]}, {"user": [], "subsets": ["v1"]}] と等しい
     # チェック: proxy-route-jason
     かつ "/root/bookinfo/out/routes-jason.json" のクエリ '[.[].virtualHosts[] | select(.name | startswith("reviews.default.svc.cluster.local")) | .routes[] | {user: [.match.headers[]? | select(.name == "end-user") | .stringMatch.exact], cluster: .route.cluster}]' の値が [{"user": ["jason"], "cluster": "outbound|9080|v2|reviews.default.svc.cluster.local"}, {"user": [], "cluster": "outbound|9080|v1|reviews.default.svc.cluster.local"}] と等しい
+    かつ "/root/bookinfo/out/routes-jason.json" のクエリ '[.[].virtualHosts[] | select(.name | startswith("reviews.default.svc.cluster.local")) | .routes[] | {user: [.match.headers[]? | select(.name == "end-user") | .stringMatch.exact], cluster: .route.cluster}]' の値が コマンド "istioctl proxy-config routes deploy/productpage-v1 --name 9080 -o json" の出力のクエリ '[.[].virtualHosts[] | select(.name | startswith("reviews.default.svc.cluster.local")) | .routes[] | {user: [.match.headers[]? | select(.name == "end-user") | .stringMatch.exact], cluster: .route.cluster}]' の値と等しい
     かつ ファイル "/root/bookinfo/out/served-jason.txt" がちょうど 10 行である
     # チェック: jason-on-v2
     # メッセージ: jason としてのページを v2 以外が返しました。ログインしたユーザー名(大文字と小文字も)と、Cookie を送ったかを確かめてください。
     かつ ファイル "/root/bookinfo/out/served-jason.txt" に "^reviews-v2$" にマッチする行が 10 行以上ある
+    かつ コマンド "kubectl exec deploy/ratings-v1 -c ratings -- sh -c 'curl -sS -o /dev/null -c /tmp/grader.jar -e http://productpage:9080/productpage -d username=jason -d passwd=jason http://productpage:9080/login; for i in 1 2 3 4 5; do curl -sS -b /tmp/grader.jar http://productpage:9080/productpage | grep -o reviews-v[123] | head -n 1; done | sort -u'" の出力が "^reviews-v2\n$" にマッチする
     # チェック: black-stars
     かつ ファイル "/root/bookinfo/out/jason.html" に "text-black-500" が含まれる
     かつ ファイル "/root/bookinfo/out/jason.html" に "glyphicon-star" が含まれる
     # チェック: others-on-v1
     かつ ファイル "/root/bookinfo/out/served-anonymous.txt" がちょうど 10 行である
     かつ ファイル "/root/bookinfo/out/served-anonymous.txt" に "^reviews-v1$" にマッチする行が 10 行以上ある
+    かつ コマンド "for i in 1 2 3 4 5; do kubectl exec deploy/ratings-v1 -c ratings -- curl -sS http://productpage:9080/productpage | grep -o 'reviews-v[123]' | head -n 1; done | sort -u" の出力が "^reviews-v1\n$" にマッチする
 
   @間違い
   シナリオ: よくある間違い2: Jason としてログインする
@@ -235,6 +240,7 @@
     かつ クラスターのネームスペース "default" の "VirtualService" "ratings" に対するクエリ '[.spec.http[] | {user: (.match // [] | map(.headers["end-user"].exact)), delay: .fault.delay.fixedDelay, percent: .fault.delay.percentage.value}]' の値が [{"user": ["jason"], "delay": "7s", "percent": 100}, {"user": [], "delay": null, "percent": null}] と等しい
     # チェック: proxy-delay
     かつ "/root/bookinfo/out/routes-delay.json" のクエリ '[.[].virtualHosts[] | select(.name | startswith("ratings.default.svc.cluster.local")) | .routes[] | {user: [.match.headers[]? | select(.name == "end-user") | .stringMatch.exact], delay: .typedPerFilterConfig["envoy.filters.http.fault"].delay.fixedDelay}]' の値が [{"user": ["jason"], "delay": "7s"}, {"user": [], "delay": null}] と等しい
+    かつ "/root/bookinfo/out/routes-delay.json" のクエリ '[.[].virtualHosts[] | select(.name | startswith("ratings.default.svc.cluster.local")) | .routes[] | {user: [.match.headers[]? | select(.name == "end-user") | .stringMatch.exact], delay: .typedPerFilterConfig["envoy.filters.http.fault"].delay.fixedDelay}]' の値が コマンド "istioctl proxy-config routes deploy/reviews-v2 --name 9080 -o json" の出力のクエリ '[.[].virtualHosts[] | select(.name | startswith("ratings.default.svc.cluster.local")) | .routes[] | {user: [.match.headers[]? | select(.name == "end-user") | .stringMatch.exact], delay: .typedPerFilterConfig["envoy.filters.http.fault"].delay.fixedDelay}]' の値と等しい
     # チェック: reviews-gave-up
     # メッセージ: jason のページに reviews があるか、返るのが 6 秒より早すぎます。遅延が jason の ratings への経路に入っているかを確かめてください。
     かつ ファイル "/root/bookinfo/out/delay.html" に "Sorry, product reviews are currently unavailable for this book." が含まれる
@@ -267,7 +273,9 @@
     かつ クラスターのネームスペース "default" の "VirtualService" "ratings" に対するクエリ '[.spec.http[] | {user: (.match // [] | map(.headers["end-user"].exact)), status: .fault.abort.httpStatus, delay: .fault.delay}]' の値が [{"user": ["jason"], "status": 500, "delay": null}, {"user": [], "status": null, "delay": null}] と等しい
     # チェック: proxy-abort
     かつ "/root/bookinfo/out/routes-abort.json" のクエリ '[.[].virtualHosts[] | select(.name | startswith("ratings.default.svc.cluster.local")) | .routes[] | {user: [.match.headers[]? | select(.name == "end-user") | .stringMatch.exact], status: .typedPerFilterConfig["envoy.filters.http.fault"].abort.httpStatus}]' の値が [{"user": ["jason"], "status": 500}, {"user": [], "status": null}] と等しい
+    かつ "/root/bookinfo/out/routes-abort.json" のクエリ '[.[].virtualHosts[] | select(.name | startswith("ratings.default.svc.cluster.local")) | .routes[] | {user: [.match.headers[]? | select(.name == "end-user") | .stringMatch.exact], status: .typedPerFilterConfig["envoy.filters.http.fault"].abort.httpStatus}]' の値が コマンド "istioctl proxy-config routes deploy/reviews-v2 --name 9080 -o json" の出力のクエリ '[.[].virtualHosts[] | select(.name | startswith("ratings.default.svc.cluster.local")) | .routes[] | {user: [.match.headers[]? | select(.name == "end-user") | .stringMatch.exact], status: .typedPerFilterConfig["envoy.filters.http.fault"].abort.httpStatus}]' の値と等しい
     # チェック: ratings-unavailable
     かつ ファイル "/root/bookinfo/out/abort.html" に "Ratings service is currently unavailable" が含まれる
     かつ ファイル "/root/bookinfo/out/abort.html" に "reviews-v2" が含まれる
     かつ ファイル "/root/bookinfo/out/abort.html" に "glyphicon-star" が含まれない
+    かつ コマンド "kubectl exec deploy/ratings-v1 -c ratings -- sh -c 'curl -sS -o /dev/null -c /tmp/grader.jar -e http://productpage:9080/productpage -d username=jason -d passwd=jason http://productpage:9080/login; curl -sS -b /tmp/grader.jar http://productpage:9080/productpage'" の出力に "Ratings service is currently unavailable" が含まれる

@@ -125,9 +125,11 @@
     # メッセージ: ゲートウェイを通った /status/200 が 200 になっていません。Host ヘッダー、VirtualService の gateways:、NodePort を確かめてください。
     かつ ファイル "/root/ingress/out/status-200.txt" が "^HTTP/1\.1 200 OK\r?$" にマッチする
     かつ ファイル "/root/ingress/out/status-200.txt" が "^server: istio-envoy\r?$" にマッチする
+    かつ コマンド "curl -s -I -HHost:httpbin.example.com http://$(kubectl -n istio-system get pod -l istio=ingressgateway -o jsonpath='{.items[0].status.hostIP}'):$(kubectl -n istio-system get service istio-ingressgateway -o jsonpath='{.spec.ports[?(@.name==\"http2\")].nodePort}')/status/200" の出力が "^HTTP/1\.1 200 OK\r?$" にマッチする
     # チェック: unmatched-404
     かつ ファイル "/root/ingress/out/headers.txt" が "^HTTP/1\.1 404 Not Found\r?$" にマッチする
     かつ ファイル "/root/ingress/out/headers.txt" が "^server: istio-envoy\r?$" にマッチする
+    かつ コマンド "curl -s -I -HHost:httpbin.example.com http://$(kubectl -n istio-system get pod -l istio=ingressgateway -o jsonpath='{.items[0].status.hostIP}'):$(kubectl -n istio-system get service istio-ingressgateway -o jsonpath='{.spec.ports[?(@.name==\"http2\")].nodePort}')/headers" の出力が "^HTTP/1\.1 404 Not Found\r?$" にマッチする
 
   @間違い
   シナリオ: よくある間違い1: VirtualService に gateways を書かない

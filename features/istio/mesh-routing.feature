@@ -347,6 +347,7 @@
     ならば クラスターの "pods" に対するクエリ '[.items[] | select(.metadata.namespace == "shop" and .status.phase == "Running") | .metadata.labels.version] | sort' の値が ["v1", "v2"] と等しい
     # チェック: canary-v2
     かつ ファイル "/root/mesh-routing/out/canary-v2.txt" が "^ServiceVersion=v2$" にマッチする
+    かつ コマンド "curl -s -H 'Host: shop.example.com' -H 'x-canary: true' http://$(kubectl -n istio-system get pod -l istio=ingressgateway -o jsonpath='{.items[0].status.podIP}'):8080/" の出力が "^ServiceVersion=v2$" にマッチする
     # チェック: v2-endpoint
     かつ ファイル "/root/mesh-routing/out/endpoints-after.txt" が "\|v2\|shop\.shop\.svc\.cluster\.local *$" にマッチする
     かつ ファイル "/root/mesh-routing/out/endpoints-after.txt" が "\|v1\|shop\.shop\.svc\.cluster\.local *$" にマッチする
