@@ -171,3 +171,33 @@ impl Before {
         Err(format!("not Ready again: {}", waiting.join(", ")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_waiting_pod_says_what_its_unready_containers_do() {
+        let pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "httpbin-1", "namespace": "foo"},
+            "status": {
+                "phase": "Running",
+                "initContainerStatuses": [{
+                    "name": "istio-proxy", "ready": false, "restartCount": 3, "image": "", "imageID": "",
+                    "state": {"running": {}},
+                    "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}
+                }],
+                "containerStatuses": [
+                    {"name": "httpbin", "ready": true, "restartCount": 0, "image": "", "imageID": ""},
+                    {"name": "side", "ready": false, "restartCount": 0, "image": "", "imageID": "",
+                     "state": {"waiting": {"reason": "ContainerCreating"}}}
+                ]
+            }
+        }))
+        .expect("pod");
+        assert_eq!(
+            unready(&pod),
+            "istio-proxy running, 3 restarts, last exited 137 (OOMKilled); side waiting: ContainerCreating, 0 restarts"
+        );
+    }
+}
