@@ -85,7 +85,7 @@ impl Action {
                 .to_owned()),
             Action::Run(Commands {
                 until: Some(wait), ..
-            }) if wait.is_zero() || *wait > MAX_WAIT => Err(wait_range(lang)),
+            }) if out_of_range(*wait) => Err(wait_range(lang)),
             Action::Run(_) => Ok(()),
             Action::Reject(listed) if listed.is_empty() => Err(lang
                 .pick("no checks listed", "チェックが列挙されていない")
@@ -98,9 +98,7 @@ impl Action {
                     "終わったコマンドについてのチェックは変わらない: 「以内に」は要らない",
                 )
                 .to_owned()),
-            Action::Eventually(_, wait) if wait.is_zero() || *wait > MAX_WAIT => {
-                Err(wait_range(lang))
-            }
+            Action::Eventually(_, wait) if out_of_range(*wait) => Err(wait_range(lang)),
             Action::Eventually(check, _) => check.validate().map_err(|e| e.render(lang)),
         }
     }
@@ -116,6 +114,11 @@ impl Action {
 
 /// The longest a check may wait to hold, and a step's commands be run again.
 pub const MAX_WAIT: Duration = Duration::from_secs(600);
+
+/// Whether a wait is not 1 s to [`MAX_WAIT`].
+fn out_of_range(wait: Duration) -> bool {
+    wait.is_zero() || wait > MAX_WAIT
+}
 
 /// What a wait out of range is told.
 fn wait_range(lang: Lang) -> String {

@@ -164,6 +164,11 @@ impl LabWorld {
         }
         self.discriminate(cell, lang).await?;
         let deadline = commands.until.map(|wait| Instant::now() + wait);
+        let checks = if deadline.is_some() {
+            compiled_checks(&self.scenario.checks)
+        } else {
+            Vec::new()
+        };
         let mut number = 0;
         loop {
             number += 1;
@@ -198,7 +203,7 @@ impl LabWorld {
             let Some(deadline) = deadline else {
                 return Ok(());
             };
-            if self.settled(cell).await {
+            if self.settled(cell, &checks).await {
                 return Ok(());
             }
             let now = Instant::now();
@@ -211,17 +216,9 @@ impl LabWorld {
 
     /// Whether the scenario's checks are settled after a try: each passes now, or one cannot be
     /// evaluated (trying again would not make it a verdict; the checks report it as an error).
-    async fn settled(&self, cell: &Cell) -> bool {
-        for step in &self.scenario.checks {
-            let Ok(Compiled {
-                action: Action::Check(check) | Action::Eventually(check, _),
-                lang,
-                ..
-            }) = compile(step)
-            else {
-                continue;
-            };
-            let result = evaluate(cell, &check, lang, self.last.as_ref(), self.timeout()).await;
+    async fn settled(&self, cell: &Cell, checks: &[(&gherkin::Step, Check, Lang)]) -> bool {
+        for (_, check, lang) in checks {
+            let result = evaluate(cell, check, *lang, self.last.as_ref(), self.timeout()).await;
             if let Some(Err(Fault::Failed(_))) = result {
                 return false;
             }
@@ -313,16 +310,8 @@ impl LabWorld {
         }
         let mut passing = Vec::new();
         let mut any_environment_check = false;
-        for step in &self.scenario.checks {
-            // Before the step, a check that may wait is looked at once: it must not hold yet.
-            let Ok(Compiled {
-                action: Action::Check(check) | Action::Eventually(check, _),
-                lang: check_lang,
-                ..
-            }) = compile(step)
-            else {
-                continue;
-            };
+        // Before the step, a check that may wait is looked at once: it must not hold yet.
+        for (step, check, check_lang) in compiled_checks(&self.scenario.checks) {
             if check.is_about_command() {
                 continue;
             }
@@ -351,6 +340,22 @@ impl LabWorld {
             passing.join("\n  ")
         )))
     }
+}
+
+/// A scenario's checks (its Then steps), compiled (waiting ones included), each with its step
+/// and language.
+fn compiled_checks(steps: &[gherkin::Step]) -> Vec<(&gherkin::Step, Check, Lang)> {
+    let compiled = steps.iter().map(|s| (s, compile(s)));
+    compiled
+        .filter_map(|(step, c)| match c {
+            Ok(Compiled {
+                action: Action::Check(check) | Action::Eventually(check, _),
+                lang,
+                ..
+            }) => Some((step, check, lang)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A check of `step` that did not pass, with the lab's message for it, if it has one.

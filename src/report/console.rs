@@ -160,7 +160,7 @@ impl Console {
                 let from = resumed.as_ref().map_or(String::new(), |r| {
                     let again = r.again.as_ref().map_or(String::new(), |why| {
                         format!(
-                            "; started again from it after the first start failed ({}; its logs are in the report)",
+                            "; started again from it after the first start failed ({}; its logs are in the report's logs-first-start/)",
                             why.lines().next().unwrap_or_default()
                         )
                     });

@@ -79,8 +79,13 @@ pub(super) fn keep_leftovers(
 
 /// A cell whose environment could not start (its cluster not ready, say): the end of every log
 /// its cluster wrote under `dir/cluster` (the processes', the node's containers') into the report
-/// directory's `logs/`, named by their path there, before the cell's directory goes.
-pub(super) fn keep_start_logs(opts: &RunOptions, id: &crate::model::CellId, dir: &std::path::Path) {
+/// directory's `<cell>/<into>/`, named by their path there, before the cell's directory goes.
+pub(super) fn keep_start_logs(
+    opts: &RunOptions,
+    id: &crate::model::CellId,
+    dir: &std::path::Path,
+    into: &str,
+) {
     let cluster = dir.join("cluster");
     let logs: Vec<(String, PathBuf)> = crate::sandbox::tree::files_under(&cluster)
         .into_iter()
@@ -91,7 +96,7 @@ pub(super) fn keep_start_logs(opts: &RunOptions, id: &crate::model::CellId, dir:
             (name, p)
         })
         .collect();
-    copy_logs(&logs, &opts.report_dir.join(id.slug()).join("logs"));
+    copy_logs(&logs, &opts.report_dir.join(id.slug()).join(into));
 }
 
 /// Copies the last [`LOG_MAX`] bytes of each log into `to` under its name; a log that cannot be

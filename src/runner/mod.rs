@@ -275,6 +275,10 @@ pub fn reap_stale(state_dir: &Path) {
     }
 }
 
+/// Where a failed first start from a checkpoint leaves its logs in the cell's report directory
+/// (a second start's, failed, go to `logs/`).
+const FIRST_START_LOGS: &str = "logs-first-start";
+
 /// Runs one cell. `Ok(passed)`, or the harness fault that stopped it.
 async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, Arc<CellError>>) {
     let (opts, sink) = (shared.opts, &shared.sink);
@@ -325,7 +329,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
     if let (Err(error), Some(c)) = (&prepared, &checkpoint)
         && error.is_restore_not_ready()
     {
-        keep_start_logs(opts, &id, &dir);
+        keep_start_logs(opts, &id, &dir, FIRST_START_LOGS);
         let _ = std::fs::remove_dir_all(&dir);
         again = Some(error.to_string());
         prepared = prepare(shared, &plan, Some(c), &dir, keep).await;
@@ -339,7 +343,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
     } = match prepared {
         Ok(prepared) => prepared,
         Err(error) => {
-            keep_start_logs(opts, &id, &dir);
+            keep_start_logs(opts, &id, &dir, "logs");
             let _ = std::fs::remove_dir_all(&dir);
             let reason = error.to_string();
             return stopped(Some(Arc::new(error)), &reason);
