@@ -1,6 +1,6 @@
 //! The cucumber bindings: every sentence of the phrase table, in both languages, registered with
 //! cucumber as one step function that compiles the step and carries it out. A step that does not
-//! pass panics with its [`StepFailure`] (cucumber's way to fail a step), which the runner's
+//! pass panics with its [`StepFault`] (cucumber's way to fail a step), which the runner's
 //! adapter takes back as that typed value.
 
 use cucumber::gherkin::StepType;
@@ -9,7 +9,8 @@ use futures::FutureExt;
 use futures::future::LocalBoxFuture;
 
 use super::compile::regexes;
-use super::world::{LabWorld, StepFailure};
+use super::world::LabWorld;
+use crate::model::StepFault;
 
 /// The step definitions for a cucumber run: every sentence of the table.
 pub fn collection() -> Collection<LabWorld> {
@@ -23,7 +24,7 @@ pub fn collection() -> Collection<LabWorld> {
 fn run_step(world: &mut LabWorld, ctx: Context) -> LocalBoxFuture<'_, ()> {
     async move {
         if let Err(failure) = world.execute(&ctx.step).await {
-            std::panic::panic_any::<StepFailure>(failure);
+            std::panic::panic_any::<StepFault>(failure);
         }
     }
     .boxed_local()

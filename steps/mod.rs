@@ -16,7 +16,7 @@ mod prepare;
 pub mod vocabulary;
 pub mod world;
 
-pub use world::{LabWorld, ScenarioContext, StepFailure};
+pub use world::{LabWorld, ScenarioContext};
 
 use std::path::{Path, PathBuf};
 

@@ -5,22 +5,22 @@
 
 use std::path::Path;
 
-use super::world::StepFailure;
 use crate::cell::Cell;
 use crate::model::Lang;
+use crate::model::StepFault;
 use crate::sandbox;
 
 /// A lab directory: it exists (empty) in the sandbox, and commands start in the first one.
-pub fn lab_directory(cell: &Cell, lang: Lang, dir: &Path) -> Result<(), StepFailure> {
+pub fn lab_directory(cell: &Cell, lang: Lang, dir: &Path) -> Result<(), StepFault> {
     cell.sandbox
         .contains(dir)
-        .map_err(|e| StepFailure::Step(e.to_string()))?;
+        .map_err(|e| step(e.to_string()))?;
     if cell.first_time(&format!("dir:{}", dir.display())) {
         let d = dir.to_owned();
         cell.sandbox
             .inside(move || std::fs::create_dir_all(&d))
             .map_err(|e| {
-                StepFailure::Step(format!(
+                step(format!(
                     "{} {}: {e}",
                     lang.pick("cannot create", "作成できない:"),
                     dir.display()
@@ -34,15 +34,15 @@ pub fn lab_directory(cell: &Cell, lang: Lang, dir: &Path) -> Result<(), StepFail
 }
 
 /// A fixture: a copy of the repository's `src` appears at `dst`.
-pub fn fixture(cell: &Cell, lang: Lang, src: &Path, dst: &Path) -> Result<(), StepFailure> {
+pub fn fixture(cell: &Cell, lang: Lang, src: &Path, dst: &Path) -> Result<(), StepFault> {
     cell.sandbox
         .contains(dst)
-        .map_err(|e| StepFailure::Step(e.to_string()))?;
+        .map_err(|e| step(e.to_string()))?;
     if !cell.first_time(&format!("fixture:{}", dst.display())) {
         return Ok(());
     }
     let from = cell.fixture_source(src).ok_or_else(|| {
-        StepFailure::Step(format!(
+        step(format!(
             "{} {} ({} {})",
             lang.pick("fixture not found:", "フィクスチャが見つからない:"),
             src.display(),
@@ -52,7 +52,7 @@ pub fn fixture(cell: &Cell, lang: Lang, src: &Path, dst: &Path) -> Result<(), St
     })?;
     // Read on the host side: the repository may lie where the cell sees something else (/tmp).
     let entries = sandbox::tree::read(&from).map_err(|e| {
-        StepFailure::Step(format!(
+        step(format!(
             "{} {}: {e}",
             lang.pick("cannot read fixture", "フィクスチャを読めない:"),
             from.display()
@@ -62,7 +62,7 @@ pub fn fixture(cell: &Cell, lang: Lang, src: &Path, dst: &Path) -> Result<(), St
     cell.sandbox
         .inside(move || sandbox::tree::write(&entries, &to))
         .map_err(|e| {
-            StepFailure::Step(format!(
+            step(format!(
                 "{} {}: {e}",
                 lang.pick("cannot place fixture at", "フィクスチャを置けない:"),
                 dst.display()
@@ -73,15 +73,15 @@ pub fn fixture(cell: &Cell, lang: Lang, src: &Path, dst: &Path) -> Result<(), St
 /// The cell's Istio version at `dst` as a learner's unpacked release has it: `samples/` and
 /// `manifests/` of its module (files 0644, executables 0755, as the release tarball has them)
 /// and `bin/istioctl`, a symlink to the cell's istioctl.
-pub fn istio_release(cell: &Cell, lang: Lang, dst: &Path) -> Result<(), StepFailure> {
+pub fn istio_release(cell: &Cell, lang: Lang, dst: &Path) -> Result<(), StepFault> {
     cell.sandbox
         .contains(dst)
-        .map_err(|e| StepFailure::Step(e.to_string()))?;
+        .map_err(|e| step(e.to_string()))?;
     if !cell.first_time(&format!("release:{}", dst.display())) {
         return Ok(());
     }
     let from = cell.istio_release.as_deref().ok_or_else(|| {
-        StepFailure::Step(
+        step(
             lang.pick(
                 "no Istio release for this cell: the lab is not tagged @istio or @mesh, or its \
                  Istio version's istioctl was downloaded alone (samples/ and manifests/ come \
@@ -98,7 +98,7 @@ pub fn istio_release(cell: &Cell, lang: Lang, dst: &Path) -> Result<(), StepFail
     let mut entries = Vec::new();
     for dir in crate::toolchain::ISTIO_RELEASE {
         let tree = sandbox::tree::read(&from.join(dir)).map_err(|e| {
-            StepFailure::Step(format!(
+            step(format!(
                 "{} {}: {e}",
                 lang.pick("cannot read Istio's", "Istio の次を読めない:"),
                 from.join(dir).display()
@@ -115,7 +115,7 @@ pub fn istio_release(cell: &Cell, lang: Lang, dst: &Path) -> Result<(), StepFail
             std::os::unix::fs::symlink(istioctl, to.join("bin/istioctl"))
         })
         .map_err(|e| {
-            StepFailure::Step(format!(
+            step(format!(
                 "{} {}: {e}",
                 lang.pick(
                     "cannot unpack Istio's release at",
@@ -141,4 +141,9 @@ fn release_entry(entry: sandbox::tree::Entry, dir: &str) -> sandbox::tree::Entry
             target,
         },
     }
+}
+
+/// A preparation that cannot be done, in the lab's language.
+fn step(text: String) -> StepFault {
+    StepFault::Step { text }
 }

@@ -1,6 +1,6 @@
 //! [`LabWorld`]: the state of one scenario — its cell, its last learner command, the checks it
 //! declares (for discrimination) — and how a compiled step's [`Action`] is carried out in it.
-//! A step that does not pass ends with a [`StepFailure`]: a typed value, never text to read back.
+//! A step that does not pass ends with a [`StepFault`]: a typed value, never text to read back.
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -13,7 +13,7 @@ use super::names::Names;
 use super::prepare;
 use crate::cell::{Cell, DEFAULT_TIMEOUT};
 use crate::checks::{CheckError, Env, Failure, Fault};
-use crate::model::{Attempt, Lang, StepCheck, Transcript, Verdict};
+use crate::model::{Attempt, Lang, Message, StepCheck, StepFault, Transcript, Verdict};
 
 /// How long a learner waits before running a step's commands again.
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
@@ -28,75 +28,29 @@ pub struct ScenarioContext {
     pub discriminate: bool,
 }
 
-/// Why a step did not pass.
-#[derive(Clone, Debug)]
-pub enum StepFailure {
-    /// A check did not pass: a verdict ([`Fault::Failed`]), or it could not be evaluated
-    /// ([`Fault::Error`], a harness error). A check may carry the lab's learner-facing message.
-    Check {
-        fault: Fault,
-        lang: Lang,
-        message: Option<Message>,
-    },
-    /// The step itself did not do what it says (a command timed out, a fixture is missing,
-    /// checks pass before the step, a mistake was not rejected), in the lab's language.
-    Step(String),
-    /// labcheck could not act in the cell (bash could not start, a step ran outside a cell).
-    Harness(String),
-}
-
-/// The sentence a lab gives a learner when a check fails (`# message: …` above the check).
-#[derive(Clone, Debug)]
-pub struct Message {
-    pub text: String,
-    /// Shown to a learner being graded: the message alone, not the check's expected value.
-    pub for_learner: bool,
-}
-
-impl StepFailure {
-    /// The failure as the report shows it: a failed check with a message shows the message (and,
-    /// for the author, what the check expected and found under it).
-    pub fn render(&self) -> String {
-        match self {
-            StepFailure::Check {
-                fault: fault @ Fault::Failed(_),
-                lang,
-                message: Some(m),
-            } => {
-                if m.for_learner {
-                    m.text.clone()
-                } else {
-                    format!(
-                        "{}
-{}",
-                        m.text,
-                        fault.render(*lang)
-                    )
-                }
-            }
-            StepFailure::Check { fault, lang, .. } => fault.render(*lang),
-            StepFailure::Step(m) | StepFailure::Harness(m) => m.clone(),
-        }
-    }
-
-    /// Whether the failure is the harness's (a check error included), not the learner's.
-    pub fn is_error(&self) -> bool {
-        matches!(
-            self,
-            StepFailure::Check {
-                fault: Fault::Error(_),
-                ..
-            } | StepFailure::Harness(_)
-        )
-    }
-
-    fn error(e: CheckError, lang: Lang) -> StepFailure {
-        StepFailure::Check {
-            fault: Fault::Error(e),
+/// A check's fault as a step's: a verdict keeps what was expected and found (and the lab's
+/// message for it), an error what could not be evaluated.
+fn check_fault(fault: Fault, lang: Lang, message: Option<Message>) -> StepFault {
+    match fault {
+        Fault::Failed(f) => StepFault::Check {
             lang,
-            message: None,
-        }
+            expected: f.expected,
+            found: f.found,
+            message,
+        },
+        Fault::Error(e) => StepFault::CheckError {
+            lang,
+            error: e.to_string(),
+        },
     }
+}
+
+fn harness(text: String) -> StepFault {
+    StepFault::Harness { text }
+}
+
+fn step_fault(text: String) -> StepFault {
+    StepFault::Step { text }
 }
 
 #[derive(Debug, Default, cucumber::World)]
@@ -109,10 +63,10 @@ pub struct LabWorld {
 
 impl LabWorld {
     /// The cell; a step run outside a cell is a harness fault.
-    pub fn cell(&self) -> Result<Arc<Cell>, StepFailure> {
+    pub fn cell(&self) -> Result<Arc<Cell>, StepFault> {
         self.cell
             .clone()
-            .ok_or_else(|| StepFailure::Harness("labcheck: step run outside a cell".to_owned()))
+            .ok_or_else(|| harness("labcheck: step run outside a cell".to_owned()))
     }
 
     /// The timeout for learner commands of this scenario.
@@ -125,9 +79,8 @@ impl LabWorld {
     }
 
     /// Compiles a step and carries out its action.
-    pub async fn execute(&mut self, step: &gherkin::Step) -> Result<(), StepFailure> {
-        let Compiled { action, lang, .. } =
-            compile(step).map_err(|e| StepFailure::Step(e.to_string()))?;
+    pub async fn execute(&mut self, step: &gherkin::Step) -> Result<(), StepFault> {
+        let Compiled { action, lang, .. } = compile(step).map_err(|e| step_fault(e.to_string()))?;
         let cell = self.cell()?;
         match action {
             Action::LabDirectory(dir) => prepare::lab_directory(&cell, lang, &dir),
@@ -153,12 +106,7 @@ impl LabWorld {
 
     /// The learner's commands: discrimination first, then the commands, for real — again, a
     /// second apart, while the step says so and its checks do not pass yet.
-    async fn run(
-        &mut self,
-        cell: &Cell,
-        lang: Lang,
-        commands: &Commands,
-    ) -> Result<(), StepFailure> {
+    async fn run(&mut self, cell: &Cell, lang: Lang, commands: &Commands) -> Result<(), StepFault> {
         if cell.grading {
             return Ok(());
         }
@@ -180,7 +128,7 @@ impl LabWorld {
             )
             .await
             .map_err(|e| {
-                StepFailure::Harness(format!(
+                harness(format!(
                     "labcheck: cannot start bash in the cell {}: {e}",
                     cell.id
                 ))
@@ -190,15 +138,10 @@ impl LabWorld {
             let timed_out = transcript.timed_out;
             self.last = Some(transcript);
             if timed_out {
-                return Err(StepFailure::Step(format!(
-                    "{} {}s ({})",
-                    lang.pick("the command timed out after", "コマンドがタイムアウトした:"),
-                    self.timeout().as_secs(),
-                    lang.pick(
-                        "its whole process group was killed",
-                        "プロセスグループごと終了させた"
-                    )
-                )));
+                return Err(StepFault::Timeout {
+                    lang,
+                    after: self.timeout(),
+                });
             }
             let Some(deadline) = deadline else {
                 return Ok(());
@@ -234,7 +177,7 @@ impl LabWorld {
         lang: Lang,
         step: &gherkin::Step,
         listed: &[String],
-    ) -> Result<(), StepFailure> {
+    ) -> Result<(), StepFault> {
         let (last, timeout) = (self.last.as_ref(), self.timeout());
         let mut verdicts = Vec::new();
         let lines = super::action::listed_with_lines(step);
@@ -246,15 +189,15 @@ impl LabWorld {
         for (listed, (line, _)) in listed.iter().zip(lines) {
             let resolved = names
                 .resolve(listed)
-                .map_err(|e| StepFailure::Step(format!("{listed}: {}", e.render(lang))))?;
+                .map_err(|e| step_fault(format!("{listed}: {}", e.render(lang))))?;
             // A reference shows the check it stands for.
             let text = if resolved == *listed {
                 resolved.clone()
             } else {
                 format!("{listed}: {resolved}")
             };
-            let compiled = compile_check(&resolved, step)
-                .map_err(|e| StepFailure::Step(format!("{text}: {e}")))?;
+            let compiled =
+                compile_check(&resolved, step).map_err(|e| step_fault(format!("{text}: {e}")))?;
             let check_lang = compiled.lang;
             let result = match compiled.action {
                 Action::Check(check) => evaluate(cell, &check, check_lang, last, timeout).await,
@@ -262,7 +205,7 @@ impl LabWorld {
                     evaluate_within(cell, &check, check_lang, last, timeout, wait).await
                 }
                 _ => {
-                    return Err(StepFailure::Step(format!(
+                    return Err(step_fault(format!(
                         "{text}: {}",
                         lang.pick("not a check", "チェックではない")
                     )));
@@ -270,8 +213,12 @@ impl LabWorld {
             };
             let verdict = match result {
                 // A check that could not be evaluated rejects nothing: a harness error.
-                Some(Err(Fault::Error(e))) => return Err(StepFailure::error(e, check_lang)),
-                Some(Err(Fault::Failed(f))) => Verdict::Failed(f.render(check_lang)),
+                Some(Err(fault @ Fault::Error(_))) => {
+                    return Err(check_fault(fault, check_lang, None));
+                }
+                Some(Err(fault @ Fault::Failed(_))) => {
+                    Verdict::Failed(check_fault(fault, check_lang, None))
+                }
                 None | Some(Ok(())) => Verdict::Passed,
             };
             verdicts.push(StepCheck {
@@ -290,19 +237,15 @@ impl LabWorld {
         if accepted.is_empty() {
             return Ok(());
         }
-        Err(StepFailure::Step(format!(
-            "{}\n  {}",
-            lang.pick(
-                "these checks did not reject the wrong answer:",
-                "次のチェックが間違った解答を不合格にしなかった:"
-            ),
-            accepted.join("\n  ")
-        )))
+        Err(StepFault::NotRejected {
+            lang,
+            checks: accepted,
+        })
     }
 
     /// Discrimination: before the scenario's first learner command, at least one of its checks on
     /// the environment must fail or be unable to evaluate yet, or the step grades nothing.
-    async fn discriminate(&mut self, cell: &Cell, lang: Lang) -> Result<(), StepFailure> {
+    async fn discriminate(&mut self, cell: &Cell, lang: Lang) -> Result<(), StepFault> {
         if std::mem::replace(&mut self.discriminated, true)
             || !(self.scenario.discriminate && cell.discrimination)
         {
@@ -331,14 +274,10 @@ impl LabWorld {
         if !any_environment_check {
             return Ok(());
         }
-        Err(StepFailure::Step(format!(
-            "{}\n  {}",
-            lang.pick(
-                "these checks already pass before the step (they grade nothing):",
-                "次のチェックはステップの前からすでに合格している(何も採点していない):"
-            ),
-            passing.join("\n  ")
-        )))
+        Err(StepFault::GradesNothing {
+            lang,
+            checks: passing,
+        })
     }
 }
 
@@ -359,7 +298,7 @@ fn compiled_checks(steps: &[gherkin::Step]) -> Vec<(&gherkin::Step, Check, Lang)
 }
 
 /// A check of `step` that did not pass, with the lab's message for it, if it has one.
-fn failed(cell: &Cell, step: &gherkin::Step, fault: Fault, lang: Lang) -> StepFailure {
+fn failed(cell: &Cell, step: &gherkin::Step, fault: Fault, lang: Lang) -> StepFault {
     let message = cell.lab.feature().and_then(|f| {
         let (names, _) = Names::find(&cell.lab.text, &f);
         names.message_of(step.position.line).map(|text| Message {
@@ -367,11 +306,7 @@ fn failed(cell: &Cell, step: &gherkin::Step, fault: Fault, lang: Lang) -> StepFa
             for_learner: cell.grading,
         })
     });
-    StepFailure::Check {
-        fault,
-        lang,
-        message,
-    }
+    check_fault(fault, lang, message)
 }
 
 /// Evaluates a check on the cell as it is now; `None` when grading cannot evaluate it (a check on
@@ -456,14 +391,14 @@ pub fn quiet_step_panics() {
     static DEFAULT: OnceLock<Hook> = OnceLock::new();
     DEFAULT.get_or_init(std::panic::take_hook);
     std::panic::set_hook(Box::new(|info| {
-        let from_step = info.payload().is::<StepFailure>();
+        let from_step = info.payload().is::<StepFault>();
         if !from_step && let Some(default) = DEFAULT.get() {
             default(info);
         }
     }));
 }
 
-/// The text of a panic payload that is not a [`StepFailure`] (a hook's, or a defect's).
+/// The text of a panic payload that is not a [`StepFault`] (a hook's, or a defect's).
 pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = panic.downcast_ref::<String>() {
         s.clone()

@@ -98,10 +98,7 @@ impl Failure {
 
     /// The failure as the learner reads it.
     pub fn render(&self, lang: Lang) -> String {
-        match lang {
-            Lang::En => format!("expected: {}\n   found: {}", self.expected, self.found),
-            Lang::Ja => format!("期待: {}\n実際: {}", self.expected, self.found),
-        }
+        crate::model::expected_found(lang, &self.expected, &self.found)
     }
 }
 

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use generate::{Answers, Mutant};
 
-use crate::model::{CellId, Event, Lab, Outcome as StepOutcome, Transcript};
+use crate::model::{CellId, Event, Lab, Outcome as StepOutcome};
 use crate::runner::{self, CellPlan, Environment, RunOptions};
 
 /// What became of one mutant (cargo-mutants' names).
@@ -329,7 +329,7 @@ pub async fn run_mutants(
     by_slug: HashMap<String, Mutant>,
     done: Done,
 ) -> Ran {
-    type Seen = HashMap<CellId, Vec<(usize, StepOutcome, Vec<Transcript>)>>;
+    type Seen = HashMap<CellId, Vec<(usize, StepOutcome)>>;
     let seen: Rc<RefCell<Seen>> = Rc::default();
     let outcomes: Rc<RefCell<HashMap<String, Outcome>>> = Rc::default();
     let (s, o, m) = (seen.clone(), outcomes.clone(), Rc::new(by_slug));
@@ -338,13 +338,12 @@ pub async fn run_mutants(
             cell,
             step,
             outcome,
-            transcripts,
             ..
         } => s
             .borrow_mut()
             .entry(cell)
             .or_default()
-            .push((step.line, outcome, transcripts)),
+            .push((step.line, outcome)),
         Event::CellFinished { cell, error, .. } => {
             let Some(mutant) = m.get(&cell.lab) else {
                 return;
@@ -365,37 +364,31 @@ pub async fn run_mutants(
 }
 
 /// A mutant's outcome from its cell's steps.
-fn classify(
-    mutant: &Mutant,
-    steps: &[(usize, StepOutcome, Vec<Transcript>)],
-    error: Option<&str>,
-) -> Outcome {
-    for (line, outcome, transcripts) in steps {
+fn classify(mutant: &Mutant, steps: &[(usize, StepOutcome)], error: Option<&str>) -> Outcome {
+    for (line, outcome) in steps {
         match outcome {
             StepOutcome::Passed | StepOutcome::NotRun { .. } | StepOutcome::NotGraded { .. } => {}
-            StepOutcome::Error { message, .. } => {
+            StepOutcome::Error { fault, .. } => {
                 return Outcome::Error {
-                    message: first_line(message),
+                    message: fault.headline(),
                 };
             }
+            StepOutcome::Failed { fault, .. } if fault.is_timeout() => return Outcome::Timeout,
             StepOutcome::Failed {
                 line: failed,
-                message,
+                fault,
             } => {
-                if transcripts.iter().any(|t| t.timed_out) {
-                    return Outcome::Timeout;
-                }
                 if *line < mutant.scenario_line {
                     return Outcome::Error {
                         message: format!(
                             "step at line {line} failed before the mutated step: {}",
-                            first_line(message)
+                            fault.headline()
                         ),
                     };
                 }
                 return Outcome::Caught {
                     line: *failed,
-                    message: first_line(message),
+                    message: fault.headline(),
                 };
             }
         }

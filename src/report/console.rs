@@ -235,9 +235,9 @@ impl Console {
                     .unwrap_or_default();
                 say!(self, "  ✔ {name} ({:.2}s{tries})", duration.as_secs_f64())
             }
-            Outcome::Failed { line, message } | Outcome::Error { line, message } => {
+            Outcome::Failed { line, fault } | Outcome::Error { line, fault } => {
                 say!(self, "  ✘ {name}  {path}:{line}");
-                for l in message.lines() {
+                for l in fault.render().lines() {
                     say!(self, "      {}", visible(l));
                 }
                 for t in transcripts {

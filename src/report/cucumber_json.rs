@@ -55,7 +55,7 @@ fn element(c: &CellRecord, s: &StepRecord, feature: Option<&gherkin::Feature>) -
     let found = feature.and_then(|f| gherkin_steps(f, s));
     let scenario = found.as_ref().map(|(sc, _)| *sc);
     let (failed_line, message) = match s.outcome.failure() {
-        Some((line, message)) => (Some(line), Some(message)),
+        Some((line, fault)) => (Some(line), Some(fault.render())),
         None => (None, None),
     };
     let gherkin_steps = scenario.map_or(&[][..], |sc| sc.steps.as_slice());
@@ -70,7 +70,9 @@ fn element(c: &CellRecord, s: &StepRecord, feature: Option<&gherkin::Feature>) -
     for (i, (st, verdict)) in gherkin_steps.iter().zip(own).enumerate() {
         let mut result = match verdict {
             Verdict::Passed => json!({"status": "passed", "duration": 0}),
-            Verdict::Failed(m) => json!({"status": "failed", "duration": 0, "error_message": m}),
+            Verdict::Failed(fault) => {
+                json!({"status": "failed", "duration": 0, "error_message": fault.render()})
+            }
             Verdict::Skipped => json!({"status": "skipped", "duration": 0}),
         };
         if i == 0 && result["status"] != "skipped" {

@@ -18,13 +18,12 @@ pub fn annotations(record: &Record) -> Vec<String> {
     for c in record.cells.values() {
         let file = c.lab.origin().display().to_string();
         for s in &c.steps {
-            if let Outcome::Failed { line, message } | Outcome::Error { line, message } = &s.outcome
-            {
+            if let Outcome::Failed { line, fault } | Outcome::Error { line, fault } = &s.outcome {
                 out.push(format!(
                     "::error file={},line={line},title={}::{}",
                     property(&file),
                     property(&test_name(c, s)),
-                    data(message)
+                    data(&fault.render())
                 ));
             }
         }

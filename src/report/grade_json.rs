@@ -39,8 +39,8 @@ fn lab(c: &CellRecord) -> Value {
 fn step(c: &CellRecord, s: &StepRecord, feature: Option<&cucumber::gherkin::Feature>) -> Value {
     let (verdict, message, line) = match &s.outcome {
         Outcome::Passed => ("passed", None, None),
-        Outcome::Failed { line, message } => ("failed", Some(message.clone()), Some(*line)),
-        Outcome::Error { line, message } => ("error", Some(message.clone()), Some(*line)),
+        Outcome::Failed { line, fault } => ("failed", Some(fault.render()), Some(*line)),
+        Outcome::Error { line, fault } => ("error", Some(fault.render()), Some(*line)),
         Outcome::NotRun { reason } => ("not run", Some(reason.clone()), None),
         Outcome::NotGraded { reason } => ("not graded", Some(reason.clone()), None),
     };
@@ -77,7 +77,7 @@ fn step(c: &CellRecord, s: &StepRecord, feature: Option<&cucumber::gherkin::Feat
             let (verdict, message) = match &k.verdict {
                 Verdict::Passed if ungraded => ("not graded", None),
                 Verdict::Passed => ("passed", None),
-                Verdict::Failed(m) => ("failed", Some(m.clone())),
+                Verdict::Failed(fault) => ("failed", Some(fault.render())),
                 Verdict::Skipped => ("skipped", None),
             };
             json!({ "line": k.line, "text": k.text, "verdict": verdict, "message": message })

@@ -17,7 +17,7 @@ pub fn render(record: &Record) -> String {
         for s in &c.steps {
             let status = match &s.outcome {
                 Outcome::Passed => TestCaseStatus::success(),
-                Outcome::Failed { line, message } | Outcome::Error { line, message } => {
+                Outcome::Failed { line, fault } | Outcome::Error { line, fault } => {
                     let kind = if matches!(s.outcome, Outcome::Error { .. }) {
                         NonSuccessKind::Error
                     } else {
@@ -27,9 +27,9 @@ pub fn render(record: &Record) -> String {
                     st.set_message(format!(
                         "{}:{line}: {}",
                         c.lab.origin().display(),
-                        message.lines().next().unwrap_or_default()
+                        fault.headline()
                     ));
-                    st.set_description(message.clone());
+                    st.set_description(fault.render());
                     st
                 }
                 Outcome::NotRun { reason } | Outcome::NotGraded { reason } => {

@@ -244,7 +244,10 @@ fn cell_step(
         }}));
         let (mut result, took) = match verdict {
             Verdict::Passed => (json!({"status": "PASSED"}), share),
-            Verdict::Failed(message) => (json!({"status": "FAILED", "message": message}), share),
+            Verdict::Failed(fault) => (
+                json!({"status": "FAILED", "message": fault.render()}),
+                share,
+            ),
             Verdict::Skipped => (json!({"status": "SKIPPED"}), Duration::ZERO),
         };
         *clock += took;

@@ -438,7 +438,7 @@ pub fn verdicts(s: &StepRecord, steps: &[&cucumber::gherkin::Step]) -> Vec<crate
                 _ if failed || !ran => Verdict::Skipped,
                 Some(k) => k.verdict.clone(),
                 None => match failure {
-                    Some((l, message)) if l == line => Verdict::Failed(message.to_owned()),
+                    Some((l, fault)) if l == line => Verdict::Failed(fault.clone()),
                     _ => Verdict::Passed,
                 },
             };
@@ -466,8 +466,12 @@ pub fn transcript_text(c: &CellRecord) -> String {
             s.step.name,
             outcome_word(&s.outcome)
         ));
-        if let Some((line, message)) = s.outcome.failure() {
-            out.push_str(&format!("{}:{line}\n{message}\n", c.lab.origin().display()));
+        if let Some((line, fault)) = s.outcome.failure() {
+            out.push_str(&format!(
+                "{}:{line}\n{}\n",
+                c.lab.origin().display(),
+                fault.render()
+            ));
         }
         for t in &s.transcripts {
             out.push_str(&t.render());
@@ -515,7 +519,7 @@ pub fn grade_text(record: &Record) -> String {
                     s.step.name,
                     lang.pick("pass", "合格")
                 )),
-                Outcome::Failed { line, message } | Outcome::Error { line, message } => {
+                Outcome::Failed { line, fault } | Outcome::Error { line, fault } => {
                     let verdict = if matches!(s.outcome, Outcome::Error { .. }) {
                         lang.pick("check error", "チェックエラー")
                     } else {
@@ -527,7 +531,7 @@ pub fn grade_text(record: &Record) -> String {
                         s.step.name,
                         c.lab.origin().display()
                     ));
-                    for l in message.lines() {
+                    for l in fault.render().lines() {
                         out.push_str(&format!("      {l}\n"));
                     }
                 }

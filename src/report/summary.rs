@@ -108,8 +108,8 @@ pub fn markdown(record: &Record) -> String {
                         Outcome::Passed => {
                             format!("✔ {:.1}s{}", s.duration.as_secs_f64(), tries(s))
                         }
-                        Outcome::Failed { line, message } | Outcome::Error { line, message } => {
-                            format!("✘ line {line}: {}", first_line(message).replace('|', "\\|"))
+                        Outcome::Failed { line, fault } | Outcome::Error { line, fault } => {
+                            format!("✘ line {line}: {}", fault.headline().replace('|', "\\|"))
                         }
                         Outcome::NotRun { reason } => format!("– {reason}"),
                         Outcome::NotGraded { reason } => format!("– not graded: {reason}"),
@@ -249,12 +249,12 @@ fn entry_html(m: &Matrix, step: &LabStep, label: &str, origin: &str) -> String {
             "pass",
             format!("✔ {:.1}s{}", s.duration.as_secs_f64(), tries(s)),
         ),
-        Outcome::Failed { line, message } | Outcome::Error { line, message } => (
+        Outcome::Failed { line, fault } | Outcome::Error { line, fault } => (
             "fail",
             format!(
                 "✘ {:.1}s {origin}:{line} {}",
                 s.duration.as_secs_f64(),
-                first_line(message)
+                fault.headline()
             ),
         ),
         Outcome::NotRun { reason } | Outcome::NotGraded { reason } => {
@@ -262,11 +262,11 @@ fn entry_html(m: &Matrix, step: &LabStep, label: &str, origin: &str) -> String {
         }
     };
     let mut body = String::new();
-    if let Outcome::Failed { line, message } | Outcome::Error { line, message } = &s.outcome {
+    if let Outcome::Failed { line, fault } | Outcome::Error { line, fault } = &s.outcome {
         body.push_str(&format!(
             "<div class=\"msg\">{}:{line}\n{}</div>",
             esc(origin),
-            esc(message)
+            esc(&fault.render())
         ));
     }
     if !s.checks.is_empty() {
@@ -280,15 +280,15 @@ fn entry_html(m: &Matrix, step: &LabStep, label: &str, origin: &str) -> String {
             if c.listed {
                 // A check a mistake lists: rejecting the wrong answer is what it is there for.
                 let (mark, why) = match &c.verdict {
-                    crate::model::Verdict::Failed(why) => ("✔ rejects:", why.as_str()),
-                    crate::model::Verdict::Passed => ("✘ lets it through:", ""),
-                    crate::model::Verdict::Skipped => ("–", ""),
+                    crate::model::Verdict::Failed(why) => ("✔ rejects:", why.render()),
+                    crate::model::Verdict::Passed => ("✘ lets it through:", String::new()),
+                    crate::model::Verdict::Skipped => ("–", String::new()),
                 };
                 body.push_str(&format!(
                     "<li class=\"listed\">{mark} <code>{}</code> (line {})<pre>{}</pre></li>",
                     esc(&c.text),
                     c.line,
-                    esc(why)
+                    esc(&why)
                 ));
                 continue;
             }

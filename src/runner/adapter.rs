@@ -9,9 +9,9 @@ use cucumber::{Event as Cev, Writer, gherkin, parser};
 
 use super::Sink;
 use crate::cell::Cell;
-use crate::model::{Event, Lab, LabStep, Outcome, StepCheck, Verdict};
+use crate::model::{Event, Lab, LabStep, Outcome, StepCheck, StepFault, Verdict};
+use crate::steps::LabWorld;
 use crate::steps::world::panic_message;
-use crate::steps::{LabWorld, StepFailure};
 
 /// Collects one cell's step outcomes and forwards them to the sink.
 pub struct Adapter {
@@ -19,8 +19,8 @@ pub struct Adapter {
     lab: Arc<Lab>,
     sink: Sink,
     started: Option<Instant>,
-    /// The scenario's first failure: its line, message, and whether it is the harness's.
-    failure: Option<(usize, String, bool)>,
+    /// The scenario's first failure: its line and fault.
+    failure: Option<(usize, StepFault)>,
     /// The current scenario's Gherkin steps, as they finish.
     checks: Vec<StepCheck>,
     /// Outcomes so far, by scenario line.
@@ -44,18 +44,23 @@ impl Adapter {
     }
 
     fn step_failed(&mut self, step: &gherkin::Step, err: &StepError) {
-        let (message, error) = match err {
-            StepError::Panic(info) => match info.downcast_ref::<StepFailure>() {
-                Some(failure) => (failure.render(), failure.is_error()),
-                // Not a step's failure: a defect of labcheck's.
-                None => (format!("labcheck: {}", panic_message(&**info)), true),
+        let fault = match err {
+            StepError::Panic(info) => match info.downcast_ref::<StepFault>() {
+                Some(fault) => fault.clone(),
+                // Not a step's fault: a defect of labcheck's.
+                None => StepFault::Harness {
+                    text: format!("labcheck: {}", panic_message(&**info)),
+                },
             },
-            StepError::NotFound => (format!("undefined step: {}", step.value), false),
-            StepError::AmbiguousMatch(e) => (format!("ambiguous step: {e}"), false),
+            StepError::NotFound => StepFault::Undefined {
+                step: step.value.clone(),
+            },
+            StepError::AmbiguousMatch(e) => StepFault::Ambiguous {
+                detail: e.to_string(),
+            },
         };
-        self.note(step, Verdict::Failed(message.clone()));
-        self.failure
-            .get_or_insert((step.position.line, message, error));
+        self.note(step, Verdict::Failed(fault.clone()));
+        self.failure.get_or_insert((step.position.line, fault));
     }
 
     fn note(&mut self, step: &gherkin::Step, verdict: Verdict) {
@@ -78,8 +83,9 @@ impl Adapter {
             }
             Scenario::Hook(HookType::Before, event::Hook::Failed(_, info))
             | Scenario::Hook(HookType::After, event::Hook::Failed(_, info)) => {
+                let text = panic_message(&**info);
                 self.failure
-                    .get_or_insert((sc.position.line, panic_message(&**info), false));
+                    .get_or_insert((sc.position.line, StepFault::Step { text }));
             }
             Scenario::Hook(_, event::Hook::Started | event::Hook::Passed) => {}
             Scenario::Background(step, event::Step::Failed(_, _, _, err))
@@ -91,8 +97,9 @@ impl Adapter {
                 self.note(step, Verdict::Skipped);
                 self.failure.get_or_insert((
                     step.position.line,
-                    format!("undefined step: {}", step.value),
-                    false,
+                    StepFault::Undefined {
+                        step: step.value.clone(),
+                    },
                 ));
             }
             Scenario::Background(step, event::Step::Passed(..))
@@ -104,8 +111,8 @@ impl Adapter {
                 let duration = self.started.map(|s| s.elapsed()).unwrap_or(Duration::ZERO);
                 let tally = self.cell.take_tally();
                 let outcome = match self.failure.take() {
-                    Some((line, message, true)) => Outcome::Error { line, message },
-                    Some((line, message, false)) => Outcome::Failed { line, message },
+                    Some((line, fault)) if fault.is_error() => Outcome::Error { line, fault },
+                    Some((line, fault)) => Outcome::Failed { line, fault },
                     None if self.cell.grading && tally.graded == 0 => Outcome::NotGraded {
                         reason: tally.not_graded.join("; "),
                     },

@@ -96,12 +96,12 @@ pub(crate) async fn run_scenarios(
         match writer.finished.iter().find(|(l, _)| l == line) {
             Some((_, outcome)) => {
                 passed &= outcome.is_pass();
-                if let Outcome::Error { line, message } = outcome {
+                if let Outcome::Error { line, fault } = outcome {
                     error.get_or_insert_with(|| {
                         CellError::Step(format!(
                             "{}:{line}: {}",
                             plan.lab.origin().display(),
-                            message.lines().next().unwrap_or_default()
+                            fault.headline()
                         ))
                     });
                 }

@@ -306,10 +306,11 @@ fn a_mistake_says_why_each_listed_check_rejected_it() {
         "check \"seven-lines\": the file \"/root/carry/report.txt\" should have exactly 7 lines"
     );
     assert_eq!(listed[1]["line"], 62);
-    let why = listed[0]["verdict"]["Failed"]
-        .as_str()
-        .expect("a failed check");
-    assert!(why.contains("exactly 7 lines"), "{why}");
+    // As data: the check's verdict, with what it expected and what it found.
+    let why = &listed[0]["verdict"]["Failed"];
+    assert_eq!(why["kind"], "check", "{why}");
+    let expected = why["expected"].as_str().expect("a failed check");
+    assert!(expected.contains("exactly 7 lines"), "{why}");
     // JUnit and Cucumber JSON carry it too.
     let junit = std::fs::read_to_string(reports.path().join("junit.xml")).expect("junit");
     assert!(junit.contains("line 61: rejects it"), "{junit}");

@@ -5,6 +5,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod fault;
+pub use fault::{Message, StepFault, expected_found};
+
 /// The language a lab is written in; checks speak it in their messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Lang {
@@ -241,13 +244,13 @@ pub enum Outcome {
     /// A check or command failed: `line` is the feature line of the failing Gherkin step.
     Failed {
         line: usize,
-        message: String,
+        fault: StepFault,
     },
     /// A check could not be evaluated (a harness error, never a verdict): `line` is the
     /// feature line of the Gherkin step that made it.
     Error {
         line: usize,
-        message: String,
+        fault: StepFault,
     },
     /// Grading only: none of the step's checks could be evaluated without the learner's
     /// commands, so the step is not a pass.
@@ -265,11 +268,11 @@ impl Outcome {
         matches!(self, Outcome::Passed)
     }
 
-    /// The feature line and message of a failed step or a check error.
-    pub fn failure(&self) -> Option<(usize, &str)> {
+    /// The feature line and fault of a failed step or a check error.
+    pub fn failure(&self) -> Option<(usize, &StepFault)> {
         match self {
-            Outcome::Failed { line, message } | Outcome::Error { line, message } => {
-                Some((*line, message))
+            Outcome::Failed { line, fault } | Outcome::Error { line, fault } => {
+                Some((*line, fault))
             }
             _ => None,
         }
@@ -307,7 +310,7 @@ impl StepCheck {
                 lang.pick("line", "行"),
                 self.line,
                 lang.pick("rejects it", "不合格にする"),
-                why
+                why.render()
             ),
             Verdict::Passed => format!(
                 "{} {}: {}",
@@ -328,7 +331,7 @@ impl StepCheck {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Verdict {
     Passed,
-    Failed(String),
+    Failed(StepFault),
     /// Not evaluated: an earlier step of the scenario failed.
     Skipped,
 }
