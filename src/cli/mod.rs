@@ -13,6 +13,7 @@ use crate::runner::{self, PlanError, RunOptions};
 use crate::toolchain::{self, Toolchain};
 
 mod args;
+mod cells;
 
 pub use args::{
     Cli, ClusterKind, Command, GradeArgs, GradeFormat, MutateArgs, RunArgs, ToolsAction,
@@ -117,30 +118,19 @@ where
             }
         },
         Command::Mutate(args) => runtime.block_on(mutate(args)),
-        Command::Ps => ps(),
+        Command::Ps => cells::ps(),
         Command::Registry {
             listen,
             log,
             archives,
         } => runtime.block_on(crate::images::registry::run(listen, &log, &archives)),
-        Command::Shell { cell } => runtime.block_on(shell(&cell)),
+        Command::Shell { cell } => runtime.block_on(cells::shell(&cell)),
         Command::Down {
             cell,
             all,
             everyone,
-        } => runtime.block_on(down(cell.as_deref(), all, everyone)),
-        Command::Clean { everyone } => runtime.block_on(async {
-            let code = down(None, true, everyone).await;
-            let state = runner::default_state_dir();
-            let store = crate::checkpoint::Store::new(&state);
-            crate::outln!("removed {} checkpoint(s)", store.clear());
-            let _ = std::fs::remove_dir_all(crate::state::Area::Templates.dir(&state));
-            let outcomes = crate::state::Area::Outcomes.dir(&state);
-            let kept = std::fs::read_dir(&outcomes).map_or(0, |d| d.count());
-            let _ = std::fs::remove_dir_all(&outcomes);
-            crate::outln!("removed {kept} kept mutant outcome(s)");
-            code
-        }),
+        } => runtime.block_on(cells::down(cell.as_deref(), all, everyone)),
+        Command::Clean { everyone } => runtime.block_on(cells::clean(everyone)),
         Command::Merge { dirs, report_dir } => merge(&dirs, &report_dir),
         Command::Render {
             lab,
@@ -246,35 +236,10 @@ pub async fn run(args: RunArgs) -> i32 {
         Rc::new(move |e| sink_console.handle(&e)),
     )
     .await;
-    let record = console.record();
-    let mut written = true;
-    match record.write(&opts.report_dir) {
-        Ok(paths) => {
-            if let Some(html) = paths
-                .iter()
-                .find(|p| p.extension().is_some_and(|e| e == "html"))
-            {
-                crate::errln!("labcheck: report {}", html.display());
-            }
-        }
-        Err(e) => {
-            written = false;
-            crate::errln!(
-                "labcheck: cannot write reports to {}: {e}",
-                opts.report_dir.display()
-            )
-        }
-    }
+    let written = console.record().publish(&opts.report_dir);
     for e in &summary.harness_errors {
         crate::errln!("labcheck: harness error: {e}");
     }
-    let markdown = crate::report::summary::markdown(&record);
-    if crate::report::github::active() {
-        crate::report::github::publish(&record, &markdown);
-    }
-    crate::outln!("{markdown}");
-    let (passed, failed, not_run) = record.counts();
-    crate::outln!("{passed} passed, {failed} failed, {not_run} skipped");
     // Reports that could not be written are a harness error: a CI job must not go green on them.
     match summary.exit_code() {
         0 | 1 if !written => 2,
@@ -323,114 +288,6 @@ fn interrupted_install(tc: &Toolchain, signal: i32) -> i32 {
 fn tool_setup() -> Result<(Toolchain, toolchain::Versions), String> {
     // The nearest `istio-versions.toml` walking up from here, as `run` finds it from its labs.
     runner::tool_setup_for(&[PathBuf::from(".")]).map_err(|e| toolchain::error_chain(&*e))
-}
-
-fn ps() -> i32 {
-    let cells = kept::list(&runner::default_state_dir());
-    if cells.is_empty() {
-        crate::outln!("no kept cells");
-        return 0;
-    }
-    crate::outln!("{:<40} {:<8} {:<8} LAB", "CELL", "STATE", "CLUSTER");
-    for c in cells {
-        let state = if c.alive() { "running" } else { "stopped" };
-        let cluster = if c.has_cluster { "local" } else { "-" };
-        crate::outln!("{:<40} {state:<8} {cluster:<8} {}", c.name, c.lab.display());
-    }
-    0
-}
-
-async fn shell(name: &str) -> i32 {
-    let cell = match kept::find(&runner::default_state_dir(), name)
-        .and_then(|c| c.sandbox().map(|s| (c, s)))
-    {
-        Ok(found) => found,
-        Err(e) => {
-            crate::errln!("labcheck shell: {e}");
-            return 2;
-        }
-    };
-    let (kept, sandbox) = cell;
-    crate::errln!(
-        "labcheck: shell in {} ({}); exit to leave, the cell keeps running",
-        kept.name,
-        kept.id
-    );
-    let mut cmd = sandbox.interactive_command("bash");
-    // The learner's session (variables, functions, aliases, directory) of the cell's last step.
-    cmd.args(["--rcfile", crate::sandbox::SESSION])
-        .env("PS1", format!("[{}] \\w# ", kept.name));
-    match cmd.status().await {
-        Ok(status) => status.code().unwrap_or(1),
-        Err(e) => {
-            crate::errln!("labcheck shell: cannot start bash in {}: {e}", kept.name);
-            2
-        }
-    }
-}
-
-/// Tears down one kept cell, or every one (`--all`): says which it removed, how many, and which
-/// it left because another user's labcheck made them (unless `everyone`).
-async fn down(name: Option<&str>, all: bool, everyone: bool) -> i32 {
-    let state = runner::default_state_dir();
-    let cells = if all {
-        kept::list(&state)
-    } else {
-        match kept::find(&state, name.unwrap_or_default()) {
-            Ok(c) => vec![c],
-            Err(e) => {
-                crate::errln!("labcheck down: {e}");
-                return 2;
-            }
-        }
-    };
-    let me = nix::unistd::geteuid().as_raw();
-    let mut code = 0;
-    let (mut removed, mut skipped) = (Vec::new(), Vec::new());
-    for c in cells {
-        if let Some(owner) = c.owner().filter(|o| *o != me && !everyone) {
-            crate::errln!(
-                "labcheck down: {}: left, it belongs to user {owner} (--everyone removes it)",
-                c.name
-            );
-            skipped.push(c.name);
-            if !all {
-                code = 2;
-            }
-            continue;
-        }
-        match c.down().await {
-            Ok(()) => {
-                crate::outln!("down: {}", c.name);
-                removed.push(c.name);
-            }
-            Err(e) => {
-                crate::errln!("labcheck down: {}: {e}", c.name);
-                code = 2;
-            }
-        }
-    }
-    if all {
-        crate::outln!(
-            "removed {} kept cell(s){}{}",
-            removed.len(),
-            if removed.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", removed.join(", "))
-            },
-            if skipped.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; left {} of other users: {}",
-                    skipped.len(),
-                    skipped.join(", ")
-                )
-            }
-        );
-    }
-    code
 }
 
 async fn grade(args: GradeArgs) -> i32 {

@@ -385,6 +385,35 @@ impl Record {
         }
         Ok(written)
     }
+
+    /// How a run ends: every report written into `dir` (the HTML page's path on stderr), GitHub's
+    /// annotations and job summary when the run is a GitHub Actions step, and the Markdown
+    /// summary with the counts on stdout. Returns whether the reports were written.
+    pub fn publish(&self, dir: &Path) -> bool {
+        let written = match self.write(dir) {
+            Ok(paths) => {
+                if let Some(html) = paths
+                    .iter()
+                    .find(|p| p.extension().is_some_and(|e| e == "html"))
+                {
+                    crate::errln!("labcheck: report {}", html.display());
+                }
+                true
+            }
+            Err(e) => {
+                crate::errln!("labcheck: cannot write reports to {}: {e}", dir.display());
+                false
+            }
+        };
+        let markdown = summary::markdown(self);
+        if github::active() {
+            github::publish(self, &markdown);
+        }
+        crate::outln!("{markdown}");
+        let (passed, failed, not_run) = self.counts();
+        crate::outln!("{passed} passed, {failed} failed, {not_run} skipped");
+        written
+    }
 }
 
 /// The scenario of `feature` that a recorded step ran (by its line), and the Gherkin steps it ran

@@ -196,18 +196,21 @@ pub async fn run(
                 }
             }
         };
-        // A second signal ends the run at once; the next run removes what is left.
-        if let Err(signal) = interruptible(cleanup).await {
-            std::process::exit(128 + signal);
-        }
-        for c in &cells {
-            sink(Event::CellFinished {
-                cell: c.id.clone(),
-                passed: false,
-                kept: None,
-                error: Some("interrupted".to_owned()),
-                peak_memory: None,
-            });
+        match interruptible(cleanup).await {
+            // A second signal ends the run at once, with its code; the next run removes what
+            // is left.
+            Err(signal) => summary.interrupted = Some(signal),
+            Ok(()) => {
+                for c in &cells {
+                    sink(Event::CellFinished {
+                        cell: c.id.clone(),
+                        passed: false,
+                        kept: None,
+                        error: Some("interrupted".to_owned()),
+                        peak_memory: None,
+                    });
+                }
+            }
         }
     }
     sink(Event::RunFinished {
