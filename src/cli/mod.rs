@@ -264,7 +264,8 @@ async fn mutate(args: MutateArgs) -> i32 {
         cache: !args.no_cache,
         pool: !args.fresh_clusters,
     };
-    match session::mutate(&request).await {
+    let console = Rc::new(crate::mutate::console::Console);
+    match session::mutate(&request, console).await {
         Ok(outcome) => outcome.exit_code(),
         Err(MutateError::Plan(e)) => report_plan_error(&e),
         Err(e) => {

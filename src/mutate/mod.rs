@@ -9,6 +9,7 @@
 mod arguments;
 pub mod bash;
 pub mod cache;
+pub mod console;
 pub mod equivalents;
 pub mod generate;
 mod jq;

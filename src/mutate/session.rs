@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::rc::Rc;
 
+use super::console::{Listing, Reporter, Told};
 use super::{
     Baseline, Done, Loaded, MutateError, MutateOptions, Outcome, Result, generate, report,
 };
@@ -66,8 +67,11 @@ impl LabOutcome {
     }
 }
 
-/// Runs a mutation session.
-pub async fn mutate(req: &Request) -> std::result::Result<LabOutcome, MutateError> {
+/// Runs a mutation session, telling `reporter` how it goes.
+pub async fn mutate(
+    req: &Request,
+    reporter: Rc<dyn Reporter>,
+) -> std::result::Result<LabOutcome, MutateError> {
     let loaded = super::load(&req.lab, req.step)?;
     let lang = loaded.lab.lang;
     if loaded.scripts.is_empty() {
@@ -80,17 +84,19 @@ pub async fn mutate(req: &Request) -> std::result::Result<LabOutcome, MutateErro
         .selection
         .filter(generate::mutants(&loaded.scripts, None), affected.as_ref())?;
     if req.list {
-        list(req, &loaded, &listed);
+        let mutants: Vec<(&generate::Mutant, Listing)> =
+            listed.iter().map(|m| (m, listing(m))).collect();
+        reporter.tell(
+            lang,
+            Told::Listed {
+                lab: &req.lab,
+                mutants: &mutants,
+            },
+        );
         return Ok(LabOutcome::Listed);
     }
     if listed.is_empty() {
-        crate::errln!(
-            "labcheck mutate: {}",
-            lang.pick(
-                "no mutant is selected (the diff touches no step's script or checks)",
-                "選ばれた変異がない(差分はどのステップのスクリプトにもチェックにも触れていない)"
-            )
-        );
+        reporter.tell(lang, Told::NothingSelected);
         return Ok(LabOutcome::NothingSelected);
     }
     let setup = runner::tool_setup_for(std::slice::from_ref(&req.lab));
@@ -116,26 +122,11 @@ pub async fn mutate(req: &Request) -> std::result::Result<LabOutcome, MutateErro
     let builds = crate::report::builds::Builds::on_stderr().sink();
     let setup = setup.map(|(tc, versions)| (tc.with_progress(builds), versions));
     let env = runner::environment_for(&setup, &ClusterChoice::default(), &cells).await?;
-    crate::errln!(
-        "labcheck mutate: {} ({} {})",
-        lang.pick("running the reference solution", "模範解答を実行"),
-        cells.len(),
-        lang.pick("cell(s)", "セル")
-    );
+    reporter.tell(lang, Told::Baseline { cells: cells.len() });
     let baseline = super::baseline(&base, &env, cells).await;
     for (label, step) in &baseline.resumed {
-        let version = if label == "-" {
-            String::new()
-        } else {
-            format!("istio {label}: ")
-        };
-        crate::errln!(
-            "labcheck mutate: {version}{}",
-            lang.pick(
-                &format!("the reference solution ran from the checkpoint of step {step}"),
-                &format!("模範解答はステップ {step} のチェックポイントから実行")
-            )
-        );
+        let step = *step;
+        reporter.tell(lang, Told::BaselineResumed { label, step });
     }
     if let Some(signal) = baseline.interrupted {
         return Ok(LabOutcome::Ran {
@@ -175,6 +166,7 @@ pub async fn mutate(req: &Request) -> std::result::Result<LabOutcome, MutateErro
             dir: work.join(label.replace('.', "-")),
             affected: affected.as_ref(),
             cache,
+            reporter: reporter.clone(),
         };
         interrupted = session.run(label, &baseline, &mut results).await?;
         if interrupted.is_some() {
@@ -182,7 +174,7 @@ pub async fn mutate(req: &Request) -> std::result::Result<LabOutcome, MutateErro
         }
     }
     let _ = std::fs::remove_dir_all(&work);
-    finish(req, lang, results, interrupted)
+    finish(req, lang, &*reporter, results, interrupted)
 }
 
 /// What identifies this executable: its size and modification time (a rebuilt labcheck keeps
@@ -195,49 +187,17 @@ fn executable() -> Vec<u8> {
     }
 }
 
-/// Prints the selected mutants without running anything, marked as the run would treat them:
-/// a script bash rejects is unviable (not run), and a typed answer is made only when its
-/// command's reference output has more than one line (known after the reference run).
-fn list(req: &Request, loaded: &Loaded, mutants: &[generate::Mutant]) {
-    let lang = loaded.lab.lang;
-    let (mut unviable, mut typed) = (0, 0);
-    for m in mutants {
-        let mark = if super::syntax_error(&m.script).is_some() {
-            unviable += 1;
-            lang.pick(" [unviable: not run]", " [実行不能: 実行しない]")
-        } else if m.operator == generate::Operator::TypedAnswer {
-            typed += 1;
-            lang.pick(
-                " [only if the reference output has more than one line]",
-                " [模範解答の出力が 2 行以上のときだけ]",
-            )
-        } else {
-            ""
-        };
-        crate::outln!(
-            "{} {} {} {}:{}: {}{mark}",
-            m.id,
-            lang.pick("step", "ステップ"),
-            m.step,
-            req.lab.display(),
-            m.lines.0,
-            m.describe()
-        );
+/// How the run would treat a listed mutant: a script bash rejects is unviable (not run), and a
+/// typed answer is made only when its command's reference output has more than one line (known
+/// after the reference run).
+fn listing(m: &generate::Mutant) -> Listing {
+    if super::syntax_error(&m.script).is_some() {
+        Listing::Unviable
+    } else if m.operator == generate::Operator::TypedAnswer {
+        Listing::Typed
+    } else {
+        Listing::Runs
     }
-    crate::outln!(
-        "{} {} ({} {}, {} {}, {} {})",
-        mutants.len(),
-        lang.pick("mutants", "個の変異"),
-        mutants.len() - unviable - typed,
-        lang.pick("run", "は実行"),
-        typed,
-        lang.pick(
-            "typed answers depend on the reference run",
-            "個の入力した答えは模範解答の実行による"
-        ),
-        unviable,
-        lang.pick("unviable", "個は実行不能"),
-    );
 }
 
 /// The mutants of one Istio label.
@@ -252,6 +212,7 @@ struct Label<'a> {
     affected: Option<&'a super::select::Affected>,
     /// Kept outcomes, unless `--no-cache`.
     cache: Option<super::cache::Cache>,
+    reporter: Rc<dyn Reporter>,
 }
 
 impl Label<'_> {
@@ -290,18 +251,21 @@ impl Label<'_> {
             match self.cache.as_ref().and_then(|c| c.get(&text)) {
                 Some(outcome) => {
                     let r = result(m, outcome, true);
-                    crate::errln!("{}", report::line(&r, lang));
+                    self.reporter.tell(lang, Told::Mutant(&r));
                     results.push(r);
                     kept += 1;
                 }
                 None => viable.push(m),
             }
         }
-        crate::errln!(
-            "labcheck mutate: istio {label}: {} {} ({kept} {})",
-            viable.len(),
-            lang.pick("mutants to run", "個の変異を実行"),
-            lang.pick("kept from earlier runs", "個は以前の結果")
+        let to_run = viable.len();
+        self.reporter.tell(
+            lang,
+            Told::Planned {
+                label,
+                to_run,
+                kept,
+            },
         );
         if viable.is_empty() {
             return Ok(None);
@@ -322,7 +286,11 @@ impl Label<'_> {
         // In the order of the steps they change: cells that start from the same checkpoint
         // follow each other, and a pooled cluster mostly resets to the checkpoint it had.
         cells.sort_by_key(|c| by_slug.get(&c.id.lab).map(|m| m.step));
-        let (eq, l) = (self.equivalents.clone(), label.to_owned());
+        let (eq, l, reporter) = (
+            self.equivalents.clone(),
+            label.to_owned(),
+            self.reporter.clone(),
+        );
         let done: Done = Rc::new(move |m, o| {
             let r = Result {
                 mutant: m.clone(),
@@ -331,24 +299,12 @@ impl Label<'_> {
                 equivalent: eq.get(&m.id).cloned(),
                 cached: false,
             };
-            crate::errln!("{}", report::line(&r, lang));
+            reporter.tell(lang, Told::Mutant(&r));
         });
         let ran = super::run_mutants(&run_opts, self.env, cells, by_slug, done).await;
         let (outcomes, stopped) = (ran.outcomes, ran.interrupted);
-        if let Some(s) = ran.clusters {
-            crate::errln!(
-                "labcheck mutate: istio {label}: {}",
-                lang.pick(
-                    &format!(
-                        "clusters: {} started, {} reset to a checkpoint, {} lent unchanged",
-                        s.starts, s.resets, s.unchanged
-                    ),
-                    &format!(
-                        "クラスター: {} 回起動, {} 回チェックポイントへ戻した, {} 回そのまま貸した",
-                        s.starts, s.resets, s.unchanged
-                    )
-                )
-            );
+        if let Some(stats) = &ran.clusters {
+            self.reporter.tell(lang, Told::Clusters { label, stats });
         }
         let _ = std::fs::remove_dir_all(&self.dir);
         for m in viable {
@@ -367,98 +323,62 @@ impl Label<'_> {
     }
 }
 
-/// Prints the missed mutants and the scores, writes the reports, and says how it ended.
+/// Tells the missed mutants and the scores, writes the reports, and says how it ended.
 fn finish(
     req: &Request,
     lang: Lang,
+    reporter: &dyn Reporter,
     mut results: Vec<Result>,
     interrupted: Option<i32>,
 ) -> std::result::Result<LabOutcome, MutateError> {
     results.sort_by(|a, b| {
         (&a.label, a.mutant.lines, &a.mutant.id).cmp(&(&b.label, b.mutant.lines, &b.mutant.id))
     });
-    let missed: Vec<&Result> = results
-        .iter()
-        .filter(|r| r.outcome == Outcome::Missed)
-        .collect();
-    // Missed mutants the author has not marked are the checks' gaps; marked ones are listed
-    // apart, one line each, with the author's reason.
-    let (marked, unmarked): (Vec<&Result>, Vec<&Result>) =
-        missed.iter().partition(|r| r.equivalent.is_some());
-    let label = |r: &Result| {
-        if r.label == "-" {
-            String::new()
-        } else {
-            format!("[istio {}] ", r.label)
-        }
-    };
-    if !unmarked.is_empty() {
-        crate::outln!(
-            "\n{}",
-            lang.pick(
-                "Missed mutants (no check rejects these wrong answers):",
-                "見逃した変異(どのチェックもこの間違った解答を不合格にしない):"
-            )
-        );
-        for r in &unmarked {
-            crate::out!("{}{}", label(r), report::diff(r, &req.lab));
-        }
-    }
-    if !marked.is_empty() {
-        crate::outln!(
-            "\n{}",
-            lang.pick(
-                "Missed, marked equivalent (no grader could tell them apart):",
-                "見逃しだが同等と記したもの(採点で区別できない):"
-            )
-        );
-        for r in &marked {
-            let reason = r.equivalent.as_deref().unwrap_or_default();
-            crate::outln!(
-                "{}{} {} — {reason}",
-                label(r),
-                r.mutant.id,
-                r.mutant.describe()
-            );
-        }
-    }
-    crate::outln!("\n{}", report::summary(&results, lang));
+    let lab = &req.lab;
+    reporter.tell(
+        lang,
+        Told::Scores {
+            lab,
+            results: &results,
+        },
+    );
     let dir = req.report_dir.join("mutants");
-    report::write(&dir, &req.lab, &results).map_err(|source| MutateError::Report {
+    report::write(&dir, lab, &results).map_err(|source| MutateError::Report {
         path: dir.clone(),
         source,
     })?;
-    crate::outln!("labcheck mutate: {}", dir.display());
-    let unmarked = missed.iter().any(|r| r.equivalent.is_none());
-    if unmarked && interrupted.is_none() {
+    let unmarked: Vec<&Result> = results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Missed && r.equivalent.is_none())
+        .collect();
+    let mut skeleton = None;
+    if !unmarked.is_empty() && interrupted.is_none() {
         // One entry per mutant, whatever the versions that missed it.
-        let mut entries: Vec<(&str, String)> = missed
+        let mut entries: Vec<(&str, String)> = unmarked
             .iter()
-            .filter(|r| r.equivalent.is_none())
             .map(|r| (r.mutant.id.as_str(), r.mutant.describe()))
             .collect();
         entries.sort();
         entries.dedup_by(|a, b| a.0 == b.0);
-        let skeleton = dir.join("equivalents-skeleton.toml");
-        std::fs::write(&skeleton, super::equivalents::skeleton(&req.lab, &entries)).map_err(
-            |source| MutateError::Report {
-                path: skeleton.clone(),
+        let path = dir.join("equivalents-skeleton.toml");
+        std::fs::write(&path, super::equivalents::skeleton(lab, &entries)).map_err(|source| {
+            MutateError::Report {
+                path: path.clone(),
                 source,
-            },
-        )?;
-        crate::errln!(
-            "labcheck mutate: {} {} ({} {})",
-            lang.pick(
-                "mark a missed mutant that changes nothing a grader could see in",
-                "採点で区別できない見逃しは次のファイルで同等と記す:"
-            ),
-            super::equivalents::path_for(&req.lab).display(),
-            lang.pick("a skeleton of the entries:", "記入の雛形:"),
-            skeleton.display()
-        );
+            }
+        })?;
+        skeleton = Some(path);
     }
+    reporter.tell(
+        lang,
+        Told::Written {
+            lab,
+            reports: &dir,
+            skeleton: skeleton.as_deref(),
+        },
+    );
     Ok(LabOutcome::Ran {
-        unmarked,
+        unmarked: !unmarked.is_empty(),
         errors: results
             .iter()
             .any(|r| matches!(r.outcome, Outcome::Error { .. })),
