@@ -379,6 +379,10 @@ pub enum BuildPhase {
     },
 }
 
+/// A harness fault that stopped a cell (the runner's typed error, as an error object): writers
+/// turn it into text, others may look at what it is.
+pub type HarnessFault = std::sync::Arc<dyn std::error::Error + Send + Sync>;
+
 /// Where the toolchain's events go: from whatever thread its builds run on.
 pub type BuildSink = std::sync::Arc<dyn Fn(Event) + Send + Sync>;
 
@@ -437,7 +441,7 @@ pub enum Event {
         cell: CellId,
         passed: bool,
         kept: Option<PathBuf>,
-        error: Option<String>,
+        error: Option<HarnessFault>,
         /// The most memory the cell used at once, in bytes, when the kernel tells.
         peak_memory: Option<u64>,
     },

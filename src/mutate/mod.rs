@@ -350,6 +350,7 @@ pub async fn run_mutants(
                 return;
             };
             let steps = s.borrow_mut().remove(&cell).unwrap_or_default();
+            let error = error.map(|e| e.to_string());
             let outcome = classify(mutant, &steps, error.as_deref());
             done(mutant, &outcome);
             o.borrow_mut().insert(mutant.id.clone(), outcome);

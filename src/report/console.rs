@@ -205,7 +205,10 @@ impl Console {
                 kept,
                 error,
                 ..
-            } => self.cell_finished(cell, *passed, kept.as_deref(), error.as_deref()),
+            } => {
+                let error = error.as_ref().map(|e| e.to_string());
+                self.cell_finished(cell, *passed, kept.as_deref(), error.as_deref())
+            }
             Event::RunFinished {
                 interrupted,
                 duration,

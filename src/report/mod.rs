@@ -299,7 +299,7 @@ impl Record {
                     c.finished = true;
                     c.passed = *passed;
                     c.kept = kept.clone();
-                    c.error = error.clone();
+                    c.error = error.as_ref().map(|e| e.to_string());
                     c.peak_memory = *peak_memory;
                 }
             }

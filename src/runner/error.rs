@@ -3,11 +3,12 @@
 //! checkpoint could not be written, or a check could not be evaluated. Each is a harness error
 //! (exit 2), never a verdict on the learner.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::checkpoint::CheckpointError;
 use crate::cluster::ClusterError;
-use crate::model::CellId;
+use crate::model::{CellId, StepFault};
 use crate::sandbox::SandboxError;
 
 /// Why a cell could not be run.
@@ -43,13 +44,23 @@ pub enum CellError {
         #[source]
         source: Arc<CheckpointError>,
     },
-    /// A check of a step could not be evaluated (`file:line: check error: …`), or cucumber could
-    /// not read the lab.
+    /// A check of a step could not be evaluated, or labcheck could not act in the cell: the
+    /// step's line and fault (its first line said).
+    #[error("{}:{line}: {}", file.display(), fault.headline())]
+    Step {
+        file: PathBuf,
+        line: usize,
+        fault: StepFault,
+    },
+    /// cucumber could not read the lab.
     #[error("{0}")]
-    Step(String),
+    Unreadable(String),
     /// The run is closing (a signal came) before the cell could start.
     #[error("the run is closing")]
     Closing,
+    /// A signal came while the cell ran.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl CellError {

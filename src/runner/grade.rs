@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::scenarios::run_scenarios;
 use super::{Needs, RunOptions, Sink, Summary, plan};
 use crate::cell::Cell;
-use crate::model::Event;
+use crate::model::{Event, HarnessFault};
 use crate::sandbox::{Sandbox, SandboxOptions};
 
 /// Where `labcheck grade` looks.
@@ -84,6 +84,7 @@ pub async fn grade(
     });
     let cell = Arc::new(cell);
     let (passed, error) = run_scenarios(&plan, cell.clone(), sink.clone(), None).await;
+    let error = error.map(Arc::new);
     if !matches!(target, GradeTarget::Kept(_)) {
         cell.sandbox.shutdown().await;
         let _ = std::fs::remove_dir_all(&dir);
@@ -92,7 +93,7 @@ pub async fn grade(
         cell: plan.id.clone(),
         passed,
         kept: None,
-        error: error.as_ref().map(|e| e.to_string()),
+        error: error.clone().map(|e| e as HarnessFault),
         peak_memory: None,
     });
     sink(Event::RunFinished {
@@ -110,7 +111,7 @@ pub async fn grade(
         .harness_errors
         .extend(error.map(|error| super::HarnessError {
             cell: plan.id.clone(),
-            error: Arc::new(error),
+            error,
         }));
     Ok(summary)
 }

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 use crate::cell::Cell;
 use crate::checkpoint::{Checkpoint, Store};
 use crate::cluster::pool::{CellCluster, Pool};
-use crate::model::{CellId, Event, Resumed};
+use crate::model::{CellId, Event, HarnessFault, Resumed};
 use leftovers::{keep_leftovers, keep_start_logs, record_kept};
 use prepare::{Prepared, cell_tools, prepare};
 use scenarios::{Checkpointer, not_run, run_scenarios};
@@ -206,7 +206,7 @@ pub async fn run(
                         cell: c.id.clone(),
                         passed: false,
                         kept: None,
-                        error: Some("interrupted".to_owned()),
+                        error: Some(Arc::new(CellError::Interrupted)),
                         peak_memory: None,
                     });
                 }
@@ -292,7 +292,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
             cell: id.clone(),
             passed: false,
             kept: None,
-            error: error.as_ref().map(|e| e.to_string()),
+            error: error.clone().map(|e| e as HarnessFault),
             peak_memory: None,
         });
         shared.slots.close(plan.checkpoints.values());
@@ -483,7 +483,7 @@ async fn finish(
         cell: id.clone(),
         passed,
         kept,
-        error: error.as_ref().map(|e| e.to_string()),
+        error: error.clone().map(|e| e as HarnessFault),
         peak_memory,
     });
     (id, error.map_or(Ok(passed), Err))

@@ -90,19 +90,17 @@ pub(crate) async fn run_scenarios(
         .await;
     crate::steps::world::quiet_step_panics();
     let mut passed = writer.error.is_none();
-    let mut error = writer.error.clone().map(CellError::Step);
+    let mut error = writer.error.clone().map(CellError::Unreadable);
     let mut missing = Vec::new();
     for line in &plan.lines {
         match writer.finished.iter().find(|(l, _)| l == line) {
             Some((_, outcome)) => {
                 passed &= outcome.is_pass();
                 if let Outcome::Error { line, fault } = outcome {
-                    error.get_or_insert_with(|| {
-                        CellError::Step(format!(
-                            "{}:{line}: {}",
-                            plan.lab.origin().display(),
-                            fault.headline()
-                        ))
+                    error.get_or_insert_with(|| CellError::Step {
+                        file: plan.lab.origin().to_owned(),
+                        line: *line,
+                        fault: fault.clone(),
                     });
                 }
             }
