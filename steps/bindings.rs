@@ -47,7 +47,7 @@ mod tests {
             span: Span { start: 0, end: 0 },
             position: LineCol { line: 0, col: 0 },
         };
-        for p in super::super::phrases::PHRASES {
+        for p in super::super::phrases::PHRASES.iter() {
             for text in [p.en.example, p.ja.example] {
                 assert!(
                     matches!(steps.find(&step(p.ty, text)), Ok(Some(_))),

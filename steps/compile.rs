@@ -200,7 +200,7 @@ fn compile_phrase(step: &Step) -> Result<Compiled, CompileError> {
             });
         }
     };
-    let phrase: &Phrase = &PHRASES[sentence.phrase];
+    let phrase: &Phrase = PHRASES[sentence.phrase];
     let lang = sentence.lang;
     let words = match lang {
         Lang::En => &phrase.en,

@@ -10,7 +10,7 @@ pub fn markdown_table() -> String {
     let cell = |s: &str| s.replace('|', "\\|");
     let mut out =
         String::from("| keyword | what it does | English | 日本語 |\n|---|---|---|---|\n");
-    for p in PHRASES {
+    for p in PHRASES.iter() {
         let kw = match p.ty {
             Given => "Given / 前提",
             When => "When / もし",
