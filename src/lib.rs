@@ -3,9 +3,9 @@
 //!
 //! The modules follow the pipeline, and dependencies point down it only:
 //! [`model`] (labs, cells, outcomes, events; no I/O) → [`checks`] (checks as data, and their
-//! evaluation on files) → [`steps`] (the phrase table; `compile(step) -> Action`, pure; the
-//! world that carries actions out and the cucumber bindings) → [`lint`] (parses and compiles,
-//! runs nothing) → [`sandbox`], [`cluster`], [`toolchain`] (a cell's environment) → [`runner`]
+//! evaluation on files) → [`steps`] (the phrase table; `compile(step) -> Action`, pure; a lab's
+//! steps compiled once; the world that carries actions out and the cucumber bindings) → [`lint`]
+//! (parses and compiles each lab once, runs nothing; its compiled steps go down with it) → [`sandbox`], [`cluster`], [`toolchain`] (a cell's environment) → [`runner`]
 //! (plan, resolve the environment, run cells, checkpoints) → [`report`]; [`mutate`] drives the
 //! runner; [`cli`] only turns flags into calls and outcomes into exit codes.
 

@@ -10,6 +10,7 @@ pub mod args;
 pub mod bindings;
 pub mod compile;
 pub mod editor;
+pub mod lab;
 pub mod names;
 pub mod phrases;
 mod prepare;
@@ -17,8 +18,6 @@ pub mod vocabulary;
 pub mod world;
 
 pub use world::{LabWorld, ScenarioContext};
-
-use std::path::{Path, PathBuf};
 
 use cucumber::gherkin;
 
@@ -40,20 +39,5 @@ pub fn all_steps(feature: &gherkin::Feature) -> Vec<&gherkin::Step> {
                 .iter()
                 .flat_map(|r| r.background.iter().flat_map(|b| &b.steps)),
         )
-        .collect()
-}
-
-/// The fixtures a feature's steps copy into a cell: each such step's line and the fixture's
-/// source as found from the lab at `origin` (`None` when it is not there).
-pub fn fixtures(feature: &gherkin::Feature, origin: &Path) -> Vec<(usize, Option<PathBuf>)> {
-    all_steps(feature)
-        .into_iter()
-        .filter_map(|step| match compile::compile(step).ok()?.action {
-            action::Action::Fixture { src, .. } => Some((
-                step.position.line,
-                crate::cell::fixture_source(origin, &src),
-            )),
-            _ => None,
-        })
         .collect()
 }

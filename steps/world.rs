@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use cucumber::gherkin;
 
 use super::action::{Action, Check, Commands};
-use super::compile::{Compiled, compile, compile_check};
-use super::names::Names;
+use super::compile::Compiled;
+use super::lab::CompiledLab;
 use super::prepare;
 use crate::cell::{Cell, DEFAULT_TIMEOUT};
 use crate::checks::{CheckError, Env, Failure, Fault};
@@ -22,6 +22,8 @@ const RETRY_PAUSE: Duration = Duration::from_secs(1);
 #[derive(Clone, Debug, Default)]
 pub struct ScenarioContext {
     pub feature: String,
+    /// The lab's steps, compiled when it was linted.
+    pub lab: Arc<CompiledLab>,
     /// The scenario's `Then` steps, evaluated before its commands run.
     pub checks: Vec<gherkin::Step>,
     pub timeout: Option<Duration>,
@@ -78,27 +80,30 @@ impl LabWorld {
             .unwrap_or(DEFAULT_TIMEOUT)
     }
 
-    /// Compiles a step and carries out its action.
+    /// Carries out a step's action, as lint compiled it.
     pub async fn execute(&mut self, step: &gherkin::Step) -> Result<(), StepFault> {
-        let Compiled { action, lang, .. } = compile(step).map_err(|e| step_fault(e.to_string()))?;
-        let cell = self.cell()?;
+        let lab = self.scenario.lab.clone();
+        let Compiled { action, lang, .. } = lab
+            .step(step.position.line)
+            .map_err(|e| step_fault(e.to_string()))?;
+        let (cell, lang) = (self.cell()?, *lang);
         match action {
-            Action::LabDirectory(dir) => prepare::lab_directory(&cell, lang, &dir),
-            Action::Fixture { src, dst } => prepare::fixture(&cell, lang, &src, &dst),
-            Action::IstioRelease(dst) => prepare::istio_release(&cell, lang, &dst),
-            Action::Run(commands) => self.run(&cell, lang, &commands).await,
-            Action::Reject(listed) => self.reject(&cell, lang, step, &listed).await,
+            Action::LabDirectory(dir) => prepare::lab_directory(&cell, lang, dir),
+            Action::Fixture { src, dst } => prepare::fixture(&cell, lang, src, dst),
+            Action::IstioRelease(dst) => prepare::istio_release(&cell, lang, dst),
+            Action::Run(commands) => self.run(&cell, lang, commands).await,
+            Action::Reject(_) => self.reject(&cell, lang, step).await,
             Action::Check(check) => {
-                match evaluate(&cell, &check, lang, self.last.as_ref(), self.timeout()).await {
+                match evaluate(&cell, check, lang, self.last.as_ref(), self.timeout()).await {
                     None | Some(Ok(())) => Ok(()),
-                    Some(Err(fault)) => Err(failed(&cell, step, fault, lang)),
+                    Some(Err(fault)) => Err(failed(&lab, &cell, step, fault, lang)),
                 }
             }
             Action::Eventually(check, wait) => {
                 let last = self.last.as_ref();
-                match evaluate_within(&cell, &check, lang, last, self.timeout(), wait).await {
+                match evaluate_within(&cell, check, lang, last, self.timeout(), *wait).await {
                     None | Some(Ok(())) => Ok(()),
-                    Some(Err(fault)) => Err(failed(&cell, step, fault, lang)),
+                    Some(Err(fault)) => Err(failed(&lab, &cell, step, fault, lang)),
                 }
             }
         }
@@ -113,7 +118,7 @@ impl LabWorld {
         self.discriminate(cell, lang).await?;
         let deadline = commands.until.map(|wait| Instant::now() + wait);
         let checks = if deadline.is_some() {
-            compiled_checks(&self.scenario.checks)
+            compiled_checks(&self.scenario.lab, &self.scenario.checks)
         } else {
             Vec::new()
         };
@@ -159,7 +164,7 @@ impl LabWorld {
 
     /// Whether the scenario's checks are settled after a try: each passes now, or one cannot be
     /// evaluated (trying again would not make it a verdict; the checks report it as an error).
-    async fn settled(&self, cell: &Cell, checks: &[(&gherkin::Step, Check, Lang)]) -> bool {
+    async fn settled(&self, cell: &Cell, checks: &[(&gherkin::Step, &Check, Lang)]) -> bool {
         for (_, check, lang) in checks {
             let result = evaluate(cell, check, *lang, self.last.as_ref(), self.timeout()).await;
             if let Some(Err(Fault::Failed(_))) = result {
@@ -171,38 +176,25 @@ impl LabWorld {
 
     /// A mistake scenario: every listed check must fail on the mistake's environment (command
     /// checks look at the mistake's own commands).
-    async fn reject(
-        &self,
-        cell: &Cell,
-        lang: Lang,
-        step: &gherkin::Step,
-        listed: &[String],
-    ) -> Result<(), StepFault> {
+    async fn reject(&self, cell: &Cell, lang: Lang, step: &gherkin::Step) -> Result<(), StepFault> {
         let (last, timeout) = (self.last.as_ref(), self.timeout());
         let mut verdicts = Vec::new();
-        let lines = super::action::listed_with_lines(step);
-        let names = cell
-            .lab
-            .feature()
-            .map(|f| Names::find(&cell.lab.text, &f).0)
-            .unwrap_or_default();
-        for (listed, (line, _)) in listed.iter().zip(lines) {
-            let resolved = names
-                .resolve(listed)
-                .map_err(|e| step_fault(format!("{listed}: {}", e.render(lang))))?;
+        for listed in self.scenario.lab.listed(step.position.line) {
+            let (line, written) = (listed.line, &listed.written);
+            let (_, compiled) = listed
+                .check
+                .as_ref()
+                .map_err(|e| step_fault(format!("{written}: {}", e.render(lang))))?;
             // A reference shows the check it stands for.
-            let text = if resolved == *listed {
-                resolved.clone()
-            } else {
-                format!("{listed}: {resolved}")
-            };
-            let compiled =
-                compile_check(&resolved, step).map_err(|e| step_fault(format!("{text}: {e}")))?;
+            let text = listed.shown();
+            let compiled = compiled
+                .as_ref()
+                .map_err(|e| step_fault(format!("{text}: {e}")))?;
             let check_lang = compiled.lang;
-            let result = match compiled.action {
-                Action::Check(check) => evaluate(cell, &check, check_lang, last, timeout).await,
+            let result = match &compiled.action {
+                Action::Check(check) => evaluate(cell, check, check_lang, last, timeout).await,
                 Action::Eventually(check, wait) => {
-                    evaluate_within(cell, &check, check_lang, last, timeout, wait).await
+                    evaluate_within(cell, check, check_lang, last, timeout, *wait).await
                 }
                 _ => {
                     return Err(step_fault(format!(
@@ -254,11 +246,12 @@ impl LabWorld {
         let mut passing = Vec::new();
         let mut any_environment_check = false;
         // Before the step, a check that may wait is looked at once: it must not hold yet.
-        for (step, check, check_lang) in compiled_checks(&self.scenario.checks) {
+        for (step, check, check_lang) in compiled_checks(&self.scenario.lab, &self.scenario.checks)
+        {
             if check.is_about_command() {
                 continue;
             }
-            let result = evaluate(cell, &check, check_lang, None, self.timeout()).await;
+            let result = evaluate(cell, check, check_lang, None, self.timeout()).await;
             any_environment_check = true;
             // A check that cannot be evaluated yet (its grader's command fails, its kind or
             // object does not exist before the step) does not hold yet. It runs again after the
@@ -281,31 +274,36 @@ impl LabWorld {
     }
 }
 
-/// A scenario's checks (its Then steps), compiled (waiting ones included), each with its step
+/// A scenario's checks (its Then steps) as compiled (waiting ones included), each with its step
 /// and language.
-fn compiled_checks(steps: &[gherkin::Step]) -> Vec<(&gherkin::Step, Check, Lang)> {
-    let compiled = steps.iter().map(|s| (s, compile(s)));
-    compiled
-        .filter_map(|(step, c)| match c {
-            Ok(Compiled {
-                action: Action::Check(check) | Action::Eventually(check, _),
-                lang,
-                ..
-            }) => Some((step, check, lang)),
-            _ => None,
+fn compiled_checks<'a>(
+    lab: &'a CompiledLab,
+    steps: &'a [gherkin::Step],
+) -> Vec<(&'a gherkin::Step, &'a Check, Lang)> {
+    steps
+        .iter()
+        .filter_map(|step| {
+            let (check, lang) = lab.check(step.position.line)?;
+            Some((step, check, lang))
         })
         .collect()
 }
 
 /// A check of `step` that did not pass, with the lab's message for it, if it has one.
-fn failed(cell: &Cell, step: &gherkin::Step, fault: Fault, lang: Lang) -> StepFault {
-    let message = cell.lab.feature().and_then(|f| {
-        let (names, _) = Names::find(&cell.lab.text, &f);
-        names.message_of(step.position.line).map(|text| Message {
+fn failed(
+    lab: &CompiledLab,
+    cell: &Cell,
+    step: &gherkin::Step,
+    fault: Fault,
+    lang: Lang,
+) -> StepFault {
+    let message = lab
+        .names()
+        .message_of(step.position.line)
+        .map(|text| Message {
             text: text.to_owned(),
             for_learner: cell.grading,
-        })
-    });
+        });
     check_fault(fault, lang, message)
 }
 

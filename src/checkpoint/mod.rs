@@ -29,6 +29,7 @@ use sha2::{Digest, Sha256};
 use crate::cell::Cell;
 use crate::cluster::local::EtcdState;
 use crate::model::{Lab, LabStep, StepKind};
+use crate::steps::lab::CompiledLab;
 
 /// The default of [`Store::cap`]: `LABCHECK_CHECKPOINT_CAP` overrides it (`2GiB`, `500MiB`).
 pub const DEFAULT_CAP: u64 = 4 << 30;
@@ -59,9 +60,9 @@ pub enum CheckpointError {
 /// lab's path and its text from its first line up to the next step's Scenario (mistakes between
 /// them included; an edit there only costs a replay), each fixture step's fixture contents
 /// hashed with its line.
-pub fn keys(text: &str, lab: &Lab, identity: &str) -> BTreeMap<usize, Key> {
+pub fn keys(text: &str, lab: &Lab, compiled: &CompiledLab, identity: &str) -> BTreeMap<usize, Key> {
     let lines: Vec<&str> = text.lines().collect();
-    let fixtures = fixture_digests(lab);
+    let fixtures = fixture_digests(lab, compiled);
     let steps: Vec<&LabStep> = lab
         .steps
         .iter()
@@ -99,12 +100,9 @@ pub fn keys(text: &str, lab: &Lab, identity: &str) -> BTreeMap<usize, Key> {
 
 /// The digest of the contents of each fixture the lab's steps copy, by the step's line (a
 /// fixture that cannot be read hashes as its error: lint and the run report it).
-fn fixture_digests(lab: &Lab) -> BTreeMap<usize, Vec<String>> {
+fn fixture_digests(lab: &Lab, compiled: &CompiledLab) -> BTreeMap<usize, Vec<String>> {
     let mut out: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    let Some(feature) = lab.feature() else {
-        return out;
-    };
-    for (line, source) in crate::steps::fixtures(&feature, lab.origin()) {
+    for (line, source) in compiled.fixtures(lab.origin()) {
         let digest = match source {
             Some(path) => digest_tree(&path).unwrap_or_else(|e| format!("unreadable: {e}")),
             None => "missing".to_owned(),
@@ -542,8 +540,8 @@ mod tests {
     fn keys_hash_each_steps_prefix() {
         let text = "Feature: f\n\n  Scenario: one\n    When the learner runs:\n      \"\"\"\n      true\n      \"\"\"\n    Then the last command should succeed\n\n  Scenario: two\n    When the learner runs:\n      \"\"\"\n      true\n      \"\"\"\n    Then the last command should succeed\n";
         let path = std::path::Path::new("f.feature");
-        let lab = crate::lint::lint_text(path, path, text).expect("the lab lints");
-        let keys = keys(text, &lab, "id");
+        let linted = crate::lint::lint_text(path, path, text).expect("the lab lints");
+        let keys = keys(text, &linted.lab, &linted.compiled, "id");
         let lines: Vec<&str> = text.lines().collect();
         let prefix = |end: usize| {
             let mut hash = Sha256::new();

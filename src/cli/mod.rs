@@ -354,7 +354,7 @@ fn render(
             }
             return 1;
         }
-        Ok(Ok(loaded)) => loaded,
+        Ok(Ok(linted)) => linted.lab,
     };
     let Some(feature) = lab.feature() else {
         return 2;

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use cucumber::gherkin::{self, GherkinEnv};
 
 use crate::model::{Lab, LabStep, Lang, StepKind};
+use crate::steps::lab::CompiledLab;
 
 mod steps;
 mod structure;
@@ -90,14 +91,21 @@ pub mod tags {
     }
 }
 
+/// A lab that lints, and its steps compiled once: what a run hands down to its cells.
+#[derive(Debug)]
+pub struct Linted {
+    pub lab: Lab,
+    pub compiled: CompiledLab,
+}
+
 /// Lints a feature file. `Ok` holds the lab when there are no problems.
-pub fn load(path: &Path) -> Result<Result<Lab, Vec<Problem>>, ReadError> {
+pub fn load(path: &Path) -> Result<Result<Linted, Vec<Problem>>, ReadError> {
     load_as(path, path)
 }
 
 /// Like [`load`], for a copy of the lab at `origin` (a mutant): its fixtures are looked for
 /// from `origin`, and the lab says it came from there.
-pub fn load_as(path: &Path, origin: &Path) -> Result<Result<Lab, Vec<Problem>>, ReadError> {
+pub fn load_as(path: &Path, origin: &Path) -> Result<Result<Linted, Vec<Problem>>, ReadError> {
     let text = std::fs::read_to_string(path).map_err(|source| ReadError {
         path: path.to_owned(),
         source,
@@ -108,7 +116,7 @@ pub fn load_as(path: &Path, origin: &Path) -> Result<Result<Lab, Vec<Problem>>, 
 /// Lints the text of a feature file that lives at `path` (a copy of `origin`). Never panics:
 /// whatever the text, the answer is a lab or problems with their lines (a fuzz target holds it
 /// to that).
-pub fn lint_text(path: &Path, origin: &Path, text: &str) -> Result<Lab, Vec<Problem>> {
+pub fn lint_text(path: &Path, origin: &Path, text: &str) -> Result<Linted, Vec<Problem>> {
     let problems = scan_text(path, text);
     if !problems.is_empty() {
         return Err(problems);
@@ -133,7 +141,8 @@ pub fn lint_text(path: &Path, origin: &Path, text: &str) -> Result<Lab, Vec<Prob
         }
     };
     let lang = language(text);
-    let problems = check_steps(path, origin, &feature, lang, text);
+    let compiled = CompiledLab::new(text, &feature);
+    let problems = check_steps(path, origin, &feature, &compiled, lang, text);
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -143,7 +152,7 @@ pub fn lint_text(path: &Path, origin: &Path, text: &str) -> Result<Lab, Vec<Prob
     }
     lab.text = text.to_owned();
     lab.parsed = Some(std::sync::Arc::new(feature));
-    Ok(lab)
+    Ok(Linted { lab, compiled })
 }
 
 fn language(text: &str) -> Lang {

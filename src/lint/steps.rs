@@ -10,9 +10,10 @@ use super::structure::{limits, structure};
 use super::{Problem, tags};
 use crate::model::Lang;
 use crate::steps::action::Action;
-use crate::steps::compile::{CompileError, Compiled, compile};
+use crate::steps::compile::{CompileError, Compiled};
+use crate::steps::lab::CompiledLab;
 use crate::steps::names::Names;
-use crate::steps::phrases::{PHRASES, REJECTION};
+use crate::steps::phrases::PHRASES;
 
 /// What lint finds wrong with a step that compiled: a fixture that is not in the repository.
 fn fixture_missing(origin: &Path, compiled: &Compiled) -> Option<String> {
@@ -40,13 +41,16 @@ struct At<'a> {
     col: usize,
 }
 
-/// What is wrong with a step whose text is `value` (a listed check's text for a mistake's list):
-/// it does not compile, or it names a fixture the repository lacks.
-fn step_problem(at: &At<'_>, step: &gherkin::Step, value: &str, lang: Lang) -> Option<Problem> {
-    let probe = gherkin::Step {
-        value: value.to_owned(),
-        ..step.clone()
-    };
+/// What is wrong with a step whose text is `value` (a listed check's text for a mistake's list),
+/// compiled as `compiled`: it does not compile, or it names a fixture the repository lacks.
+fn step_problem(
+    at: &At<'_>,
+    step: (&str, StepType),
+    value: &str,
+    compiled: Result<&Compiled, &CompileError>,
+    lang: Lang,
+) -> Option<Problem> {
+    let (keyword, ty) = step;
     let problem = |message: String, hint: Option<String>| Problem {
         path: at.path.to_owned(),
         line: at.line,
@@ -55,16 +59,15 @@ fn step_problem(at: &At<'_>, step: &gherkin::Step, value: &str, lang: Lang) -> O
         hint,
         grades_nothing: false,
     };
-    let keyword = step.keyword.trim();
-    match compile(&probe) {
-        Ok(compiled) => fixture_missing(at.origin, &compiled)
+    match compiled {
+        Ok(compiled) => fixture_missing(at.origin, compiled)
             .map(|message| problem(format!("{keyword} {value}: {message}"), None)),
         Err(CompileError::Invalid(message)) => {
             Some(problem(format!("{keyword} {value}: {message}"), None))
         }
         Err(CompileError::Undefined(_)) => Some(problem(
             format!("undefined step: {keyword} {value}"),
-            nearest(step.ty, value, lang).map(|n| {
+            nearest(ty, value, lang).map(|n| {
                 let types = if n.contains("配列") || n.contains("an array") {
                     format!(" (JSON types: {JSON_TYPES})")
                 } else {
@@ -81,11 +84,12 @@ pub(super) fn check_steps(
     path: &Path,
     origin: &Path,
     feature: &gherkin::Feature,
+    compiled: &CompiledLab,
     lang: Lang,
     text: &str,
 ) -> Vec<Problem> {
     let mut problems = Vec::new();
-    let (names, label_problems) = Names::find(text, feature);
+    let (_, label_problems) = Names::find(text, feature);
     problems.extend(label_problems.into_iter().map(|p| {
         Problem {
         path: path.to_owned(),
@@ -99,31 +103,33 @@ pub(super) fn check_steps(
         grades_nothing: false,
     }
     }));
-    let mut check = |step: &gherkin::Step, value: &str, line: usize, col: usize| {
-        let at = At {
-            path,
-            origin,
-            line,
-            col,
-        };
-        problems.extend(step_problem(&at, step, value, lang));
+    let at = |line, col| At {
+        path,
+        origin,
+        line,
+        col,
     };
     for step in crate::steps::all_steps(feature) {
-        check(step, &step.value, step.position.line, step.position.col);
-        if [REJECTION.0, REJECTION.1].contains(&step.value.as_str()) {
-            for (line, l) in crate::steps::action::listed_with_lines(step) {
-                let then = gherkin::Step {
-                    ty: StepType::Then,
-                    ..step.clone()
-                };
-                // A reference that names no check is the structure's to report.
-                if let Ok(resolved) = names.resolve(&l) {
-                    check(&then, &resolved, line, step.position.col + 2);
-                }
+        let (line, col) = (step.position.line, step.position.col);
+        let keyword = step.keyword.trim();
+        let found = compiled.step(line);
+        problems.extend(step_problem(
+            &at(line, col),
+            (keyword, step.ty),
+            &step.value,
+            found,
+            lang,
+        ));
+        for listed in compiled.listed(line) {
+            // A reference that names no check is the structure's to report.
+            if let Ok((resolved, check)) = &listed.check {
+                let at = at(listed.line, col + 2);
+                let then = (keyword, StepType::Then);
+                problems.extend(step_problem(&at, then, resolved, check.as_ref(), lang));
             }
         }
     }
-    problems.extend(structure(path, feature, &names));
+    problems.extend(structure(path, feature, compiled));
     let mut seen_step = false;
     for sc in feature
         .scenarios

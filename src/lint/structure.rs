@@ -7,7 +7,9 @@ use std::path::Path;
 use cucumber::gherkin::{self, StepType};
 
 use super::{Problem, tags};
-use crate::steps::names::{Names, reference};
+use crate::steps::action::{Action, Commands};
+use crate::steps::lab::CompiledLab;
+use crate::steps::names::reference;
 use crate::steps::phrases::REJECTION;
 
 /// The limits of a lab's cells: the defaults, raised by the Feature's tags; or the tags whose
@@ -40,7 +42,10 @@ pub(super) fn limits(
 
 /// The scenarios of a feature (rules included), in file order.
 /// The steps of the Background and of every Scenario that unpack Istio's release.
-fn release_steps(feature: &gherkin::Feature) -> impl Iterator<Item = &gherkin::Step> {
+fn release_steps<'a>(
+    feature: &'a gherkin::Feature,
+    compiled: &'a CompiledLab,
+) -> impl Iterator<Item = &'a gherkin::Step> {
     let background = feature.background.iter().flat_map(|b| b.steps.iter());
     let scenarios = feature.scenarios.iter().flat_map(|s| s.steps.iter());
     let rules = feature.rules.iter().flat_map(|r| {
@@ -51,8 +56,8 @@ fn release_steps(feature: &gherkin::Feature) -> impl Iterator<Item = &gherkin::S
     });
     background.chain(scenarios).chain(rules).filter(|step| {
         matches!(
-            crate::steps::compile::compile(step).map(|c| c.action),
-            Ok(crate::steps::action::Action::IstioRelease(_))
+            compiled.action(step.position.line),
+            Some(Action::IstioRelease(_))
         )
     })
 }
@@ -69,7 +74,12 @@ pub fn scenarios_in_order(feature: &gherkin::Feature) -> Vec<&gherkin::Scenario>
 
 /// Problems of shape: a lab that grades nothing, a step that checks nothing, outlines, and
 /// mistakes naming checks the main lab does not make by then.
-pub(super) fn structure(path: &Path, feature: &gherkin::Feature, names: &Names) -> Vec<Problem> {
+pub(super) fn structure(
+    path: &Path,
+    feature: &gherkin::Feature,
+    compiled: &CompiledLab,
+) -> Vec<Problem> {
+    let names = compiled.names();
     let problem = |line: usize, col: usize, message: String, hint: &str| Problem {
         path: path.to_owned(),
         line,
@@ -97,7 +107,7 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature, names: &Names) 
     }
     let istio = tags::has(&feature.tags, tags::ISTIO) || tags::has(&feature.tags, tags::MESH);
     if !istio {
-        problems.extend(release_steps(feature).map(|step| {
+        problems.extend(release_steps(feature, compiled).map(|step| {
             problem(
                 step.position.line,
                 step.position.col,
@@ -159,9 +169,13 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature, names: &Names) 
         }
         let checks: Vec<&gherkin::Step> =
             sc.steps.iter().filter(|s| s.ty == StepType::Then).collect();
-        problems.extend(retries_without_meaning(&sc.steps, mistake).into_iter().map(
-            |(step, message, hint)| problem(step.position.line, step.position.col, message, hint),
-        ));
+        problems.extend(
+            retries_without_meaning(&sc.steps, mistake, compiled)
+                .into_iter()
+                .map(|(step, message, hint)| {
+                    problem(step.position.line, step.position.col, message, hint)
+                }),
+        );
         if checks.is_empty() {
             problems.push(nothing(
                 at.0,
@@ -230,7 +244,7 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature, names: &Names) 
         .iter()
         .chain(feature.rules.iter().filter_map(|r| r.background.as_ref()));
     for step in backgrounds.flat_map(|b| &b.steps) {
-        if retried(step) {
+        if retried(step, compiled) {
             problems.push(problem(
                 step.position.line,
                 step.position.col,
@@ -244,28 +258,26 @@ pub(super) fn structure(path: &Path, feature: &gherkin::Feature, names: &Names) 
 }
 
 /// Whether a step runs its commands again until the checks pass.
-fn retried(step: &gherkin::Step) -> bool {
-    use crate::steps::action::{Action, Commands};
+fn retried(step: &gherkin::Step, compiled: &CompiledLab) -> bool {
     matches!(
-        crate::steps::compile::compile(step).map(|c| c.action),
-        Ok(Action::Run(Commands { until: Some(_), .. }))
+        compiled.action(step.position.line),
+        Some(Action::Run(Commands { until: Some(_), .. }))
     )
 }
 
 /// The steps of a scenario that run their commands again until its checks pass where that
 /// cannot mean anything: in a mistake (its listed checks must fail, so it would try until the
 /// time is up), or with no check after them to pass.
-fn retries_without_meaning(
-    steps: &[gherkin::Step],
+fn retries_without_meaning<'a>(
+    steps: &'a [gherkin::Step],
     mistake: bool,
-) -> Vec<(&gherkin::Step, String, &'static str)> {
-    let is_check = |s: &gherkin::Step| {
-        s.ty == StepType::Then
-            && crate::steps::compile::compile(s).is_ok_and(|c| c.action.check().is_some())
-    };
+    compiled: &CompiledLab,
+) -> Vec<(&'a gherkin::Step, String, &'static str)> {
+    let is_check =
+        |s: &gherkin::Step| s.ty == StepType::Then && compiled.check(s.position.line).is_some();
     let mut found = Vec::new();
     for (i, step) in steps.iter().enumerate() {
-        if !retried(step) {
+        if !retried(step, compiled) {
             continue;
         }
         if mistake {

@@ -143,16 +143,17 @@ pub struct MutateOptions {
     pub state_dir: PathBuf,
 }
 
-/// The lab's text, its parsed feature and lab, and its step scripts.
+/// The lab's text, its parsed feature and lab, its steps compiled, and its step scripts.
 pub struct Loaded {
     pub text: String,
     pub lab: Lab,
+    pub compiled: crate::steps::lab::CompiledLab,
     pub scripts: Vec<generate::StepScript>,
 }
 
 /// Reads and lints the lab, and finds its step scripts.
 pub fn load(path: &Path, step: Option<usize>) -> std::result::Result<Loaded, MutateError> {
-    let lab = crate::lint::load(path)
+    let crate::lint::Linted { lab, compiled } = crate::lint::load(path)
         .map_err(runner::PlanError::from)?
         .map_err(runner::PlanError::Lint)?;
     let text = lab.text.clone();
@@ -160,7 +161,12 @@ pub fn load(path: &Path, step: Option<usize>) -> std::result::Result<Loaded, Mut
         Some(feature) => lab::scripts(&text, &feature, step),
         None => Vec::new(),
     };
-    Ok(Loaded { text, lab, scripts })
+    Ok(Loaded {
+        text,
+        lab,
+        compiled,
+        scripts,
+    })
 }
 
 /// The baseline's options: the lab alone, no mistakes, capturing what typed answers need.

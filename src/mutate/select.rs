@@ -68,10 +68,9 @@ impl Selection {
 
 /// The fixture directories a lab copies into its cells, as found from the lab.
 pub fn fixture_dirs(lab: &Path, loaded: &Loaded) -> Vec<PathBuf> {
-    let Some(feature) = loaded.lab.feature() else {
-        return Vec::new();
-    };
-    crate::steps::fixtures(&feature, lab)
+    loaded
+        .compiled
+        .fixtures(lab)
         .into_iter()
         .filter_map(|(_, source)| source)
         .collect()

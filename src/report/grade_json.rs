@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use super::{CellRecord, Record, StepRecord};
 use crate::model::{Outcome, Verdict};
+use crate::steps::lab::CompiledLab;
 
 /// The grade of every cell of `record`, as one JSON document.
 pub fn render(record: &Record) -> String {
@@ -22,6 +23,8 @@ fn lab(c: &CellRecord) -> Value {
     let mut steps: Vec<&StepRecord> = c.steps.iter().collect();
     steps.sort_by_key(|s| s.step.index);
     let feature = c.lab.feature();
+    // A record read back holds the lab's text, not its compiled steps: compiled here, once.
+    let compiled = feature.as_deref().map(|f| CompiledLab::new(&c.lab.text, f));
     let passed = steps.iter().filter(|s| s.outcome.is_pass()).count();
     json!({
         "lab": c.lab.origin().display().to_string(),
@@ -31,12 +34,16 @@ fn lab(c: &CellRecord) -> Value {
         "total": steps.len(),
         "steps": steps
             .iter()
-            .map(|s| step(c, s, feature.as_deref()))
+            .map(|s| step(c, s, feature.as_deref().zip(compiled.as_ref())))
             .collect::<Vec<_>>(),
     })
 }
 
-fn step(c: &CellRecord, s: &StepRecord, feature: Option<&cucumber::gherkin::Feature>) -> Value {
+fn step(
+    c: &CellRecord,
+    s: &StepRecord,
+    lab: Option<(&cucumber::gherkin::Feature, &CompiledLab)>,
+) -> Value {
     let (verdict, message, line) = match &s.outcome {
         Outcome::Passed => ("passed", None, None),
         Outcome::Failed { line, fault } => ("failed", Some(fault.render()), Some(*line)),
@@ -44,24 +51,26 @@ fn step(c: &CellRecord, s: &StepRecord, feature: Option<&cucumber::gherkin::Feat
         Outcome::NotRun { reason } => ("not run", Some(reason.clone()), None),
         Outcome::NotGraded { reason } => ("not graded", Some(reason.clone()), None),
     };
-    let hints = feature
-        .map(|f| crate::render::hints(&c.lab.text, f, s.step.line))
+    let hints = lab
+        .map(|(f, _)| crate::render::hints(&c.lab.text, f, s.step.line))
         .unwrap_or_default();
     // The step's checks: its Then steps (not the preparations nor the learner's commands); those
     // on the learner's command are not graded (grading runs no command).
-    let checks_at: Vec<(usize, bool)> = feature
-        .and_then(|f| {
-            f.scenarios
+    let checks_at: Vec<(usize, bool)> = lab
+        .and_then(|(f, compiled)| {
+            let sc = f
+                .scenarios
                 .iter()
                 .chain(f.rules.iter().flat_map(|r| &r.scenarios))
-                .find(|sc| sc.position.line == s.step.line)
-        })
-        .map(|sc| {
-            sc.steps
+                .find(|sc| sc.position.line == s.step.line)?;
+            let then = sc
+                .steps
                 .iter()
-                .filter(|st| st.ty == cucumber::gherkin::StepType::Then)
-                .map(|st| (st.position.line, about_command(st)))
-                .collect()
+                .filter(|st| st.ty == cucumber::gherkin::StepType::Then);
+            Some(
+                then.map(|st| (st.position.line, compiled.about_command(st.position.line)))
+                    .collect(),
+            )
         })
         .unwrap_or_default();
     let checks: Vec<Value> = s
@@ -93,12 +102,4 @@ fn step(c: &CellRecord, s: &StepRecord, feature: Option<&cucumber::gherkin::Feat
         "hints": hints,
         "checks": checks,
     })
-}
-
-/// Whether a check looks at the learner's last command (which grading does not run).
-fn about_command(step: &cucumber::gherkin::Step) -> bool {
-    crate::steps::compile::compile(step)
-        .ok()
-        .and_then(|c| c.action.check().map(|k| k.is_about_command()))
-        .unwrap_or(false)
 }

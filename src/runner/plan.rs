@@ -12,8 +12,9 @@ use cucumber::tag::Ext as _;
 
 use super::{Needs, Shard, resume};
 use crate::checkpoint::Key;
-use crate::lint::{self, Problem, ReadError};
+use crate::lint::{self, Linted, Problem, ReadError};
 use crate::model::{CellId, Lab, StepKind};
+use crate::steps::lab::CompiledLab;
 
 /// Why a run is made. What it does follows from it: whether mistakes get cells, whether steps
 /// must discriminate, where main cells start and which checkpoints they write, whether cells are
@@ -152,6 +153,8 @@ pub enum PlanError {
 pub struct CellPlan {
     pub id: CellId,
     pub lab: Arc<Lab>,
+    /// The lab's steps as lint compiled them, shared by its cells.
+    pub compiled: Arc<CompiledLab>,
     pub lines: Vec<usize>,
     pub needs: Needs,
     /// The checkpoint the cell starts from (the steps before it are not run).
@@ -191,7 +194,7 @@ pub fn plan(opts: &RunOptions) -> Result<Vec<CellPlan>, PlanError> {
     let mut cells = Vec::new();
     for file in &files {
         match load(opts, &files, file)? {
-            Ok(lab) => cells.extend(lab_cells(opts, file, lab, filter.as_ref())?),
+            Ok(linted) => cells.extend(lab_cells(opts, file, linted, filter.as_ref())?),
             Err(p) => problems.extend(p),
         }
     }
@@ -238,32 +241,33 @@ fn load(
     opts: &RunOptions,
     files: &[PathBuf],
     file: &PathBuf,
-) -> Result<Result<Lab, Vec<Problem>>, PlanError> {
+) -> Result<Result<Linted, Vec<Problem>>, PlanError> {
     let loaded = match &opts.origin {
         Some(origin) => lint::load_as(file, origin)?,
         None => lint::load(file)?,
     };
-    let Ok(mut lab) = loaded else {
+    let Ok(mut linted) = loaded else {
         return Ok(loaded);
     };
     let stem = |f: &PathBuf| f.file_stem().map(|s| s.to_owned());
     if files.iter().filter(|f| stem(f) == stem(file)).count() > 1 {
-        lab.id = file
+        linted.lab.id = file
             .with_extension("")
             .to_string_lossy()
             .trim_start_matches(['.', '/'])
             .replace(['/', '.'], "-");
     }
-    Ok(Ok(lab))
+    Ok(Ok(linted))
 }
 
 /// A lab's cells: one per point of the matrix for its steps, and one per mistake scenario.
 fn lab_cells(
     opts: &RunOptions,
     file: &Path,
-    lab: Lab,
+    Linted { lab, compiled }: Linted,
     filter: Option<&gherkin::tagexpr::TagOperation>,
 ) -> Result<Vec<CellPlan>, PlanError> {
+    let compiled = Arc::new(compiled);
     let feature_tags = lab
         .parsed
         .as_ref()
@@ -301,6 +305,7 @@ fn lab_cells(
             mistake,
         },
         lab: lab.clone(),
+        compiled: compiled.clone(),
         lines,
         needs,
         resume: None,

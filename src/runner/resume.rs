@@ -226,7 +226,10 @@ fn lab_keys(
             continue;
         };
         let identity = crate::state::identity(&plan.id.label, &binaries);
-        keys.insert(id, checkpoint::keys(&plan.lab.text, &plan.lab, &identity));
+        keys.insert(
+            id,
+            checkpoint::keys(&plan.lab.text, &plan.lab, &plan.compiled, &identity),
+        );
     }
     keys
 }

@@ -17,6 +17,7 @@ use crate::cell::Cell;
 use crate::checkpoint::{Key, Store};
 use crate::lint::tags;
 use crate::model::{Event, Lab, Outcome};
+use crate::steps::lab::CompiledLab;
 use crate::steps::{LabWorld, ScenarioContext};
 
 /// cucumber's parser for a lab already parsed: it hands over the feature lint parsed, so cucumber
@@ -49,6 +50,7 @@ pub(crate) async fn run_scenarios(
 ) -> (bool, Option<CellError>) {
     let lines = plan.lines.clone();
     let feature_path = plan.lab.path.display().to_string();
+    let compiled = plan.compiled.clone();
     let hook_cell = cell.clone();
     let after_cell = cell.clone();
     let adapter = adapter::Adapter::new(cell.clone(), plan.lab.clone(), sink.clone());
@@ -65,7 +67,7 @@ pub(crate) async fn run_scenarios(
     let writer = cucumber
         .before(move |_, _, scenario, world| {
             world.cell = Some(hook_cell.clone());
-            world.scenario = scenario_context(&feature_path, scenario);
+            world.scenario = scenario_context(&feature_path, &compiled, scenario);
             async {}.boxed_local()
         })
         .after(move |_, _, scenario, finished, _| {
@@ -146,9 +148,14 @@ impl Checkpointer {
     }
 }
 
-fn scenario_context(feature: &str, scenario: &gherkin::Scenario) -> ScenarioContext {
+fn scenario_context(
+    feature: &str,
+    lab: &Arc<CompiledLab>,
+    scenario: &gherkin::Scenario,
+) -> ScenarioContext {
     ScenarioContext {
         feature: feature.to_owned(),
+        lab: lab.clone(),
         checks: scenario
             .steps
             .iter()
