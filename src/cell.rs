@@ -1,14 +1,14 @@
 //! A cell's environment: everything one lab run on one point of the matrix owns — its sandbox
-//! (files, namespaces, env vars) and, as the lab needs it, its cluster and toolset — plus the
-//! transcripts its learner commands leave for the report. Step definitions act on a [`Cell`];
-//! the runner creates and tears it down.
+//! (files, namespaces, env vars) and, as the lab needs it, its cluster and toolset — plus what its
+//! checkpoints record (what was prepared, the fixtures, the slowest step). Step definitions act
+//! on a [`Cell`]; the runner creates and tears it down.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::model::{Artifact, CellId, Lab, StepCheck, Transcript};
+use crate::model::{Artifact, CellId, Lab};
 use crate::sandbox::Sandbox;
 
 /// The default timeout of one learner command.
@@ -30,28 +30,16 @@ pub struct Cell {
     /// Where the host keeps the cell's Istio version as a release unpacks it (`samples/`,
     /// `manifests/`): beside its istioctl, when that was built from its module.
     pub istio_release: Option<PathBuf>,
-    transcripts: Mutex<Vec<Transcript>>,
     prepared: Mutex<HashSet<String>>,
-    /// The current step's checks: how many were evaluated, and why others were not.
-    tally: Mutex<Tally>,
     /// The files of the lab's directories as last seen (size, modification time), so each step
     /// reports only what it changed.
     seen: Mutex<HashMap<PathBuf, (u64, i64, i64)>>,
     /// The fixtures the cell's steps copied in, as found in the repository (checkpoints record
     /// their digests).
     fixtures: Mutex<Vec<PathBuf>>,
-    /// How each check a mistake's step lists judged the wrong answer, until the report takes it.
-    listed: Mutex<Vec<StepCheck>>,
     /// The learner-command time of the slowest step so far (the steps a checkpoint covers
     /// included).
     slowest: Mutex<Duration>,
-}
-
-/// What grading made of the current step's checks.
-#[derive(Clone, Debug, Default)]
-pub struct Tally {
-    pub graded: usize,
-    pub not_graded: Vec<String>,
 }
 
 impl std::fmt::Debug for Cell {
@@ -74,12 +62,9 @@ impl Cell {
             kube: None,
             timeout: None,
             istio_release: None,
-            transcripts: Mutex::new(Vec::new()),
             prepared: Mutex::new(HashSet::new()),
-            tally: Mutex::new(Tally::default()),
             seen: Mutex::new(HashMap::new()),
             fixtures: Mutex::new(Vec::new()),
-            listed: Mutex::new(Vec::new()),
             slowest: Mutex::new(Duration::ZERO),
         }
     }
@@ -122,66 +107,15 @@ impl Cell {
         self.mark_seen();
     }
 
-    /// Records how the checks a mistake lists judged its wrong answer.
-    pub fn note_listed(&self, checks: Vec<StepCheck>) {
-        self.listed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend(checks);
-    }
-
-    /// The listed checks' verdicts of the step that just ran.
-    pub fn take_listed(&self) -> Vec<StepCheck> {
-        std::mem::take(&mut *self.listed.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-
-    /// Counts a check evaluated in the current step.
-    pub fn graded(&self) {
-        self.tally.lock().unwrap_or_else(|e| e.into_inner()).graded += 1;
-    }
-
-    /// Records a check of the current step that grading could not evaluate, and why.
-    pub fn not_graded(&self, why: &str) {
-        self.tally
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .not_graded
-            .push(why.to_owned());
-    }
-
-    /// What the step that just ended made of its checks.
-    pub fn take_tally(&self) -> Tally {
-        std::mem::take(&mut *self.tally.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-
-    /// Keeps a transcript for the report of the current step.
-    pub fn record(&self, t: Transcript) {
-        self.transcripts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(t);
-    }
-
-    /// The transcripts recorded since the last call (the step that ended).
-    pub fn take_transcripts(&self) -> Vec<Transcript> {
-        let taken =
-            std::mem::take(&mut *self.transcripts.lock().unwrap_or_else(|e| e.into_inner()));
-        let spent = taken.iter().map(|t| t.duration).sum();
+    /// Counts a step's learner-command time towards the slowest step's (checkpoints record it).
+    pub fn spent(&self, step: Duration) {
         let mut slowest = self.slowest.lock().unwrap_or_else(|e| e.into_inner());
-        *slowest = (*slowest).max(spent);
-        taken
+        *slowest = (*slowest).max(step);
     }
 
-    /// The learner-command time of the slowest step so far, the current one included.
+    /// The learner-command time of the slowest step so far.
     pub fn slowest_step(&self) -> Duration {
-        let current: Duration = self
-            .transcripts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .map(|t| t.duration)
-            .sum();
-        current.max(*self.slowest.lock().unwrap_or_else(|e| e.into_inner()))
+        *self.slowest.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The text files in the lab's directories that are new or changed since the last call,

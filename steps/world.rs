@@ -55,11 +55,47 @@ fn step_fault(text: String) -> StepFault {
     StepFault::Step { text }
 }
 
+/// What a scenario's steps leave for its report: the learner commands' transcripts, how the
+/// checks a mistake lists judged it (by the mistake step's line), and what grading made of its
+/// checks. The runner takes it from the world when the scenario ends.
+#[derive(Debug, Default)]
+pub struct Notes {
+    pub transcripts: Vec<Transcript>,
+    pub listed: Vec<(usize, Vec<StepCheck>)>,
+    pub tally: Tally,
+}
+
+/// What grading made of a scenario's checks.
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
+    pub graded: usize,
+    pub not_graded: Vec<String>,
+}
+
+impl Tally {
+    /// Counts a check's evaluation: `None` is a check grading cannot evaluate (on the learner's
+    /// command: no command runs when grading).
+    fn count<T>(&mut self, result: &Option<T>, lang: Lang) {
+        match result {
+            Some(_) => self.graded += 1,
+            None => self.not_graded.push(
+                lang.pick(
+                    "a check on the learner's command (no command runs when grading)",
+                    "学習者のコマンドについてのチェック(採点ではコマンドを実行しない)",
+                )
+                .to_owned(),
+            ),
+        }
+    }
+}
+
 #[derive(Debug, Default, cucumber::World)]
 pub struct LabWorld {
     pub cell: Option<Arc<Cell>>,
     pub scenario: ScenarioContext,
     pub last: Option<Transcript>,
+    /// What the scenario's steps leave for its report.
+    pub notes: Notes,
     discriminated: bool,
 }
 
@@ -94,14 +130,18 @@ impl LabWorld {
             Action::Run(commands) => self.run(&cell, lang, commands).await,
             Action::Reject(_) => self.reject(&cell, lang, step).await,
             Action::Check(check) => {
-                match evaluate(&cell, check, lang, self.last.as_ref(), self.timeout()).await {
+                let result = evaluate(&cell, check, lang, self.last.as_ref(), self.timeout()).await;
+                self.notes.tally.count(&result, lang);
+                match result {
                     None | Some(Ok(())) => Ok(()),
                     Some(Err(fault)) => Err(failed(&lab, &cell, step, fault, lang)),
                 }
             }
             Action::Eventually(check, wait) => {
                 let last = self.last.as_ref();
-                match evaluate_within(&cell, check, lang, last, self.timeout(), *wait).await {
+                let result = evaluate_within(&cell, check, lang, last, self.timeout(), *wait).await;
+                self.notes.tally.count(&result, lang);
+                match result {
                     None | Some(Ok(())) => Ok(()),
                     Some(Err(fault)) => Err(failed(&lab, &cell, step, fault, lang)),
                 }
@@ -139,7 +179,7 @@ impl LabWorld {
                 ))
             })?;
             transcript.attempt = commands.until.map(|until| Attempt { number, until });
-            cell.record(transcript.clone());
+            self.notes.transcripts.push(transcript.clone());
             let timed_out = transcript.timed_out;
             self.last = Some(transcript);
             if timed_out {
@@ -176,7 +216,12 @@ impl LabWorld {
 
     /// A mistake scenario: every listed check must fail on the mistake's environment (command
     /// checks look at the mistake's own commands).
-    async fn reject(&self, cell: &Cell, lang: Lang, step: &gherkin::Step) -> Result<(), StepFault> {
+    async fn reject(
+        &mut self,
+        cell: &Cell,
+        lang: Lang,
+        step: &gherkin::Step,
+    ) -> Result<(), StepFault> {
         let (last, timeout) = (self.last.as_ref(), self.timeout());
         let mut verdicts = Vec::new();
         for listed in self.scenario.lab.listed(step.position.line) {
@@ -203,6 +248,7 @@ impl LabWorld {
                     )));
                 }
             };
+            self.notes.tally.count(&result, check_lang);
             let verdict = match result {
                 // A check that could not be evaluated rejects nothing: a harness error.
                 Some(Err(fault @ Fault::Error(_))) => {
@@ -225,7 +271,7 @@ impl LabWorld {
             .filter(|c| c.verdict == Verdict::Passed)
             .map(|c| c.text.clone())
             .collect();
-        cell.note_listed(verdicts);
+        self.notes.listed.push((step.position.line, verdicts));
         if accepted.is_empty() {
             return Ok(());
         }
@@ -317,13 +363,8 @@ pub async fn evaluate(
     timeout: Duration,
 ) -> Option<Result<(), Fault>> {
     if cell.grading && check.is_about_command() {
-        cell.not_graded(lang.pick(
-            "a check on the learner's command (no command runs when grading)",
-            "学習者のコマンドについてのチェック(採点ではコマンドを実行しない)",
-        ));
         return None;
     }
-    cell.graded();
     let read = |p: &std::path::Path| cell.sandbox.read(p);
     let env = Env { read: &read, last };
     Some(match check {

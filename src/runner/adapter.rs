@@ -1,6 +1,8 @@
 //! The adapter between cucumber-rs and labcheck's reporters: a cucumber [`Writer`] that turns the
 //! events of one cell's run into [`Event::StepFinished`]s, so reporters never see cucumber types.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,6 +13,7 @@ use super::Sink;
 use crate::cell::Cell;
 use crate::model::{Event, Lab, LabStep, Outcome, StepCheck, StepFault, Verdict};
 use crate::steps::LabWorld;
+use crate::steps::world::Notes;
 use crate::steps::world::panic_message;
 
 /// Collects one cell's step outcomes and forwards them to the sink.
@@ -18,6 +21,8 @@ pub struct Adapter {
     cell: Arc<Cell>,
     lab: Arc<Lab>,
     sink: Sink,
+    /// What the scenario's steps left, handed over when it ends.
+    notes: Rc<RefCell<Option<Notes>>>,
     started: Option<Instant>,
     /// The scenario's first failure: its line and fault.
     failure: Option<(usize, StepFault)>,
@@ -30,11 +35,17 @@ pub struct Adapter {
 }
 
 impl Adapter {
-    pub fn new(cell: Arc<Cell>, lab: Arc<Lab>, sink: Sink) -> Adapter {
+    pub fn new(
+        cell: Arc<Cell>,
+        lab: Arc<Lab>,
+        sink: Sink,
+        notes: Rc<RefCell<Option<Notes>>>,
+    ) -> Adapter {
         Adapter {
             cell,
             lab,
             sink,
+            notes,
             started: None,
             failure: None,
             checks: Vec::new(),
@@ -70,8 +81,19 @@ impl Adapter {
             verdict,
             listed: false,
         });
-        // A mistake's step: how each check it lists judged the wrong answer.
-        self.checks.extend(self.cell.take_listed());
+    }
+
+    /// The checks of the scenario that ended, each mistake step's listed checks right after it.
+    fn take_checks(&mut self, listed: Vec<(usize, Vec<StepCheck>)>) -> Vec<StepCheck> {
+        let mut checks = std::mem::take(&mut self.checks);
+        for (line, verdicts) in listed {
+            let after = checks
+                .iter()
+                .rposition(|c| c.line == line && !c.listed)
+                .map_or(checks.len(), |i| i + 1);
+            checks.splice(after..after, verdicts);
+        }
+        checks
     }
 
     fn scenario(&mut self, sc: &gherkin::Scenario, ev: &Scenario<LabWorld>) {
@@ -109,7 +131,9 @@ impl Adapter {
             | Scenario::Log(_) => {}
             Scenario::Finished => {
                 let duration = self.started.map(|s| s.elapsed()).unwrap_or(Duration::ZERO);
-                let tally = self.cell.take_tally();
+                let notes = self.notes.borrow_mut().take().unwrap_or_default();
+                let tally = notes.tally;
+                let checks = self.take_checks(notes.listed);
                 let outcome = match self.failure.take() {
                     Some((line, fault)) if fault.is_error() => Outcome::Error { line, fault },
                     Some((line, fault)) => Outcome::Failed { line, fault },
@@ -125,8 +149,8 @@ impl Adapter {
                     step,
                     outcome,
                     duration,
-                    transcripts: self.cell.take_transcripts(),
-                    checks: std::mem::take(&mut self.checks),
+                    transcripts: notes.transcripts,
+                    checks,
                     artifacts: self.cell.take_artifacts(),
                 });
             }

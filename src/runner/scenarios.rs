@@ -1,6 +1,7 @@
 //! One cell's scenarios through cucumber: the hooks that hand each scenario its cell and context,
 //! checkpoints written after passing steps, and the steps that did not run reported as such.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -18,6 +19,7 @@ use crate::checkpoint::{Key, Store};
 use crate::lint::tags;
 use crate::model::{Event, Lab, Outcome};
 use crate::steps::lab::CompiledLab;
+use crate::steps::world::Notes;
 use crate::steps::{LabWorld, ScenarioContext};
 
 /// cucumber's parser for a lab already parsed: it hands over the feature lint parsed, so cucumber
@@ -53,7 +55,11 @@ pub(crate) async fn run_scenarios(
     let compiled = plan.compiled.clone();
     let hook_cell = cell.clone();
     let after_cell = cell.clone();
-    let adapter = adapter::Adapter::new(cell.clone(), plan.lab.clone(), sink.clone());
+    // What a scenario's steps leave for its report: the after hook takes it from the world,
+    // the adapter from here when the scenario's end reaches it.
+    let notes: Rc<RefCell<Option<Notes>>> = Rc::default();
+    let after_notes = notes.clone();
+    let adapter = adapter::Adapter::new(cell.clone(), plan.lab.clone(), sink.clone(), notes);
     let cucumber = LabWorld::cucumber::<PathBuf>()
         .steps(crate::steps::bindings::collection())
         .with_parser(Linted(plan.lab.clone()))
@@ -70,11 +76,16 @@ pub(crate) async fn run_scenarios(
             world.scenario = scenario_context(&feature_path, &compiled, scenario);
             async {}.boxed_local()
         })
-        .after(move |_, _, scenario, finished, _| {
+        .after(move |_, _, scenario, finished, world| {
             // Before the next scenario starts: the cell is as this step left it.
             let passed = matches!(finished, cucumber::event::ScenarioFinished::StepPassed);
             let line = scenario.position.line;
             let (cell, checkpointer) = (after_cell.clone(), checkpointer.clone());
+            let taken = world
+                .map(|w| std::mem::take(&mut w.notes))
+                .unwrap_or_default();
+            cell.spent(taken.transcripts.iter().map(|t| t.duration).sum());
+            *after_notes.borrow_mut() = Some(taken);
             async move {
                 if let Some(c) = checkpointer
                     && passed
