@@ -161,8 +161,8 @@
       kubectl exec "$(kubectl get pod -l app=curl -n foo -o jsonpath={.items..metadata.name})" -c curl -n foo -- curl "http://httpbin.foo:8000/get" -X GET -H "x-token: guest" -sS -o /dev/null -w "guest %{http_code}\n"
       """
     # チェック: token-policy
-    # メッセージ: deny-method-get に、x-token が admin でないとき(notValues: ["admin"])という条件がありません。
-    ならば クラスターのネームスペース "foo" の "AuthorizationPolicy" "deny-method-get" に対するクエリ '{action: .spec.action, rules: .spec.rules}' の値が {"action": "DENY", "rules": [{"to": [{"operation": {"methods": ["GET"]}}], "when": [{"key": "request.headers[x-token]", "notValues": ["admin"]}]}]} と等しい
+    # メッセージ: deny-method-get に、app: httpbin を選んだまま、x-token が admin でないとき(notValues: ["admin"])という条件がありません。
+    ならば クラスターのネームスペース "foo" の "AuthorizationPolicy" "deny-method-get" に対するクエリ '{selector: .spec.selector, action: .spec.action, rules: .spec.rules}' の値が {"selector": {"matchLabels": {"app": "httpbin"}}, "action": "DENY", "rules": [{"to": [{"operation": {"methods": ["GET"]}}], "when": [{"key": "request.headers[x-token]", "notValues": ["admin"]}]}]} と等しい
     # チェック: admin-allowed
     # メッセージ: x-token: admin の GET が拒否されています。条件は values ではなく notValues で書きます。
     かつ 出力に "admin 200" が含まれる
