@@ -15,7 +15,7 @@ use super::cache::Cache;
 use super::debian::{busybox, debian, host_codename, host_mirror};
 use super::layer::LayerWriter;
 use super::run::{quote, run};
-use super::table::{ISTIO_BASE, IstioPart, Recipe, Row, SAMPLES};
+use super::table::{File, ISTIO_BASE, IstioPart, Recipe, Row, SAMPLES};
 use super::{ImageError, IstioSources, Sources, io_err};
 
 /// Bump when a change to this module or `debian` changes what the same recipe builds: the
@@ -273,25 +273,7 @@ pub async fn build(
                 path: inside, dirs, ..
             },
             Input::File { path, sha256 },
-        ) => {
-            let layer = work.join("layer.tar");
-            let (from, name) = (path.clone(), inside.trim_start_matches('/').to_string());
-            let dirs: &'static [&'static str] = dirs;
-            write_layer(image, &layer, move |w| {
-                for dir in dirs {
-                    w.dir(dir.trim_start_matches('/'), 0o755)?;
-                }
-                w.copy(&name, 0o755, &from)
-            })
-            .await?;
-            Ok(Product {
-                layers: vec![Layer {
-                    path: layer,
-                    created_by: format!("COPY {} {inside}", path.display()),
-                }],
-                details: format!("{} with sha256 {sha256}", path.display()),
-            })
-        }
+        ) => static_file(image, (path, sha256), inside, dirs, work).await,
         (Recipe::Busybox { package, files }, Input::HostApt { .. }) => {
             busybox(image, package, files, work).await
         }
@@ -318,89 +300,168 @@ pub async fn build(
                 sha256,
             },
         ) => {
-            // The rootfs is shared by the rows of the same recipe (helloworld's v1 and v2).
-            let hook = hook.replace(SAMPLES, &quote(&samples.to_string_lossy()));
-            let identity = format!("{:?}\nmirror {mirror}\nsamples {sha256}", row.recipe);
-            let (layer, details) = shared_layer(cache, image, &identity, |work| async move {
-                debian(image, (suite, mirror), packages, files, &hook, &work).await
-            })
-            .await?;
-            Ok(Product {
-                layers: vec![layer],
-                details: format!(
-                    "{} with sha256 {sha256} of what the image takes from it; on {details}",
-                    samples.display()
-                ),
-            })
+            let rootfs = Rootfs {
+                suite,
+                packages,
+                files,
+                hook,
+            };
+            sample(row, rootfs, (mirror, samples, sha256), cache).await
         }
         (Recipe::SampleGo { source, path }, Input::SampleSource { samples, sha256 }) => {
-            let layer = work.join("layer.tar");
-            let binary = go_program(image, &samples.join(source), work).await?;
-            let (from, inside) = (binary.clone(), path.trim_start_matches('/').to_string());
-            write_layer(image, &layer, move |w| {
-                if let Some(dir) = Path::new(&inside).parent() {
-                    w.dir(&dir.to_string_lossy(), 0o755)?;
-                }
-                w.copy(&inside, 0o755, &from)
-            })
-            .await?;
-            let go = run(image, command("go", ["env", "GOVERSION"]), SHORT).await?;
-            Ok(Product {
-                layers: vec![Layer {
-                    path: layer,
-                    created_by: format!("CGO_ENABLED=0 go build -o {path} ({source})"),
-                }],
-                details: format!(
-                    "{}/{source} with sha256 {sha256}, built by {}",
-                    samples.display(),
-                    go.trim()
-                ),
-            })
+            sample_go(image, (samples, sha256), source, path, work).await
         }
         (Recipe::Istio { part }, Input::Istio { mirror, tag, files }) => {
-            let (base, base_details) = istio_base(cache, mirror).await?;
-            let layer = work.join("istio.tar");
-            let targets: Vec<(&'static str, PathBuf)> =
-                files.iter().map(|(i, p, _)| (*i, p.clone())).collect();
-            let proxy = *part == IstioPart::Proxy;
-            write_layer(image, &layer, move |w| {
-                for dir in ["usr/local/bin", "var/lib/istio/envoy"] {
-                    w.dir(dir, 0o755)?;
-                }
-                if proxy {
-                    w.dir_owned("etc/istio/proxy", 0o755, 1337)?;
-                }
-                for (inside, from) in &targets {
-                    let mode = if inside.ends_with(".json") {
-                        0o644
-                    } else {
-                        0o755
-                    };
-                    w.copy(inside, mode, from)?;
-                }
-                Ok(())
-            })
-            .await?;
-            let built: Vec<String> = files
-                .iter()
-                .map(|(_, p, sha)| format!("{} sha256 {sha}", p.display()))
-                .collect();
-            Ok(Product {
-                layers: vec![
-                    base,
-                    Layer {
-                        path: layer,
-                        created_by: format!("COPY the Istio {tag} builds into /usr/local/bin"),
-                    },
-                ],
-                details: format!("{}; on {base_details}", built.join(", ")),
-            })
+            istio(image, *part, (mirror, tag, files), work, cache).await
         }
         (recipe, input) => Err(ImageError::Unexpected {
             image: image.to_string(),
             what: format!("the recipe {recipe:?} cannot be built from {input:?}"),
         }),
     }
+}
+
+/// A static binary of the host at `inside`, in the directories it needs.
+async fn static_file(
+    image: &str,
+    (path, sha256): (&Path, &str),
+    inside: &str,
+    dirs: &'static [&'static str],
+    work: &Path,
+) -> Result<Product, ImageError> {
+    let layer = work.join("layer.tar");
+    let (from, name) = (path.to_owned(), inside.trim_start_matches('/').to_string());
+    write_layer(image, &layer, move |w| {
+        for dir in dirs {
+            w.dir(dir.trim_start_matches('/'), 0o755)?;
+        }
+        w.copy(&name, 0o755, &from)
+    })
+    .await?;
+    Ok(Product {
+        layers: vec![Layer {
+            path: layer,
+            created_by: format!("COPY {} {inside}", path.display()),
+        }],
+        details: format!("{} with sha256 {sha256}", path.display()),
+    })
+}
+
+/// A Debian rootfs recipe's parts: its suite, packages, files and hook.
+struct Rootfs {
+    suite: &'static str,
+    packages: &'static [&'static str],
+    files: &'static [File],
+    hook: &'static str,
+}
+
+/// A Debian rootfs with what an Istio sample's image takes from the cell's samples; the rootfs
+/// is shared by the rows of the same recipe (helloworld's v1 and v2).
+async fn sample(
+    row: &Row,
+    rootfs: Rootfs,
+    (mirror, samples, sha256): (&str, &Path, &str),
+    cache: &Cache,
+) -> Result<Product, ImageError> {
+    let Rootfs {
+        suite,
+        packages,
+        files,
+        hook,
+    } = rootfs;
+    let image = row.name();
+    let hook = hook.replace(SAMPLES, &quote(&samples.to_string_lossy()));
+    let identity = format!("{:?}\nmirror {mirror}\nsamples {sha256}", row.recipe);
+    let (layer, details) = shared_layer(cache, image, &identity, |work| async move {
+        debian(image, (suite, mirror), packages, files, &hook, &work).await
+    })
+    .await?;
+    Ok(Product {
+        layers: vec![layer],
+        details: format!(
+            "{} with sha256 {sha256} of what the image takes from it; on {details}",
+            samples.display()
+        ),
+    })
+}
+
+/// A Go program of the cell's samples, built static, at `path`.
+async fn sample_go(
+    image: &str,
+    (samples, sha256): (&Path, &str),
+    source: &str,
+    path: &str,
+    work: &Path,
+) -> Result<Product, ImageError> {
+    let layer = work.join("layer.tar");
+    let binary = go_program(image, &samples.join(source), work).await?;
+    let (from, inside) = (binary.clone(), path.trim_start_matches('/').to_string());
+    write_layer(image, &layer, move |w| {
+        if let Some(dir) = Path::new(&inside).parent() {
+            w.dir(&dir.to_string_lossy(), 0o755)?;
+        }
+        w.copy(&inside, 0o755, &from)
+    })
+    .await?;
+    let go = run(image, command("go", ["env", "GOVERSION"]), SHORT).await?;
+    Ok(Product {
+        layers: vec![Layer {
+            path: layer,
+            created_by: format!("CGO_ENABLED=0 go build -o {path} ({source})"),
+        }],
+        details: format!(
+            "{}/{source} with sha256 {sha256}, built by {}",
+            samples.display(),
+            go.trim()
+        ),
+    })
+}
+
+/// One of Istio's images: its builds of the Istio version over the shared base.
+async fn istio(
+    image: &str,
+    part: IstioPart,
+    (mirror, tag, files): (&str, &str, &[(&'static str, PathBuf, String)]),
+    work: &Path,
+    cache: &Cache,
+) -> Result<Product, ImageError> {
+    let (base, base_details) = istio_base(cache, mirror).await?;
+    let layer = work.join("istio.tar");
+    let targets: Vec<(&'static str, PathBuf)> =
+        files.iter().map(|(i, p, _)| (*i, p.clone())).collect();
+    let proxy = part == IstioPart::Proxy;
+    write_layer(image, &layer, move |w| {
+        for dir in ["usr/local/bin", "var/lib/istio/envoy"] {
+            w.dir(dir, 0o755)?;
+        }
+        if proxy {
+            w.dir_owned("etc/istio/proxy", 0o755, 1337)?;
+        }
+        for (inside, from) in &targets {
+            let mode = if inside.ends_with(".json") {
+                0o644
+            } else {
+                0o755
+            };
+            w.copy(inside, mode, from)?;
+        }
+        Ok(())
+    })
+    .await?;
+    let built: Vec<String> = files
+        .iter()
+        .map(|(_, p, sha)| format!("{} sha256 {sha}", p.display()))
+        .collect();
+    Ok(Product {
+        layers: vec![
+            base,
+            Layer {
+                path: layer,
+                created_by: format!("COPY the Istio {tag} builds into /usr/local/bin"),
+            },
+        ],
+        details: format!("{}; on {base_details}", built.join(", ")),
+    })
 }
 
 /// [`ISTIO_BASE`]'s layer from `mirror` and what it holds, built once into `cache`.

@@ -72,6 +72,33 @@ pub fn scenarios_in_order(feature: &gherkin::Feature) -> Vec<&gherkin::Scenario>
     scenarios
 }
 
+/// The problems found so far in one feature file.
+struct Found<'a> {
+    path: &'a Path,
+    problems: Vec<Problem>,
+}
+
+impl Found<'_> {
+    fn problem(&mut self, line: usize, col: usize, message: String, hint: &str) {
+        self.problems.push(Problem {
+            path: self.path.to_owned(),
+            line,
+            col,
+            message,
+            hint: (!hint.is_empty()).then(|| hint.to_owned()),
+            grades_nothing: false,
+        });
+    }
+
+    /// A problem that makes the lab, or a step of it, grade nothing.
+    fn nothing(&mut self, line: usize, col: usize, message: String, hint: &str) {
+        self.problem(line, col, message, hint);
+        if let Some(p) = self.problems.last_mut() {
+            p.grades_nothing = true;
+        }
+    }
+}
+
 /// Problems of shape: a lab that grades nothing, a step that checks nothing, outlines, and
 /// mistakes naming checks the main lab does not make by then.
 pub(super) fn structure(
@@ -79,165 +106,38 @@ pub(super) fn structure(
     feature: &gherkin::Feature,
     compiled: &CompiledLab,
 ) -> Vec<Problem> {
-    let names = compiled.names();
-    let problem = |line: usize, col: usize, message: String, hint: &str| Problem {
-        path: path.to_owned(),
-        line,
-        col,
-        message,
-        hint: (!hint.is_empty()).then(|| hint.to_owned()),
-        grades_nothing: false,
+    let mut found = Found {
+        path,
+        problems: Vec::new(),
     };
-    let nothing = |line: usize, col: usize, message: String, hint: &str| Problem {
-        grades_nothing: true,
-        ..problem(line, col, message, hint)
-    };
-    let mut problems = Vec::new();
-    let node = tags::has(&feature.tags, tags::NODE);
-    if node && (tags::has(&feature.tags, tags::ISTIO) || tags::has(&feature.tags, tags::MESH)) {
-        problems.push(problem(
-            feature.position.line,
-            feature.position.col,
-            "@node cannot be given with @istio or @mesh: @node runs no Istio matrix, and @mesh \
-             is the real node with Istio's images of every version of the matrix"
-                .to_owned(),
-            "tag the Feature @node for Kubernetes content on a real node, or @mesh for a live \
-             mesh on every Istio version",
-        ));
-    }
-    let istio = tags::has(&feature.tags, tags::ISTIO) || tags::has(&feature.tags, tags::MESH);
-    if !istio {
-        problems.extend(release_steps(feature, compiled).map(|step| {
-            problem(
-                step.position.line,
-                step.position.col,
-                "Istio's release is unpacked only in a lab of an Istio version: the Feature is \
-                 not tagged @istio or @mesh"
-                    .to_owned(),
-                "tag the Feature @istio (or @mesh for a live mesh): each Istio version's cell \
-                 then gets that version's samples/, manifests/ and bin/istioctl",
-            )
-        }));
-    }
+    feature_tags(&mut found, feature, compiled);
     let scenarios = scenarios_in_order(feature);
     if scenarios.is_empty() {
-        problems.push(nothing(
+        found.nothing(
             feature.position.line,
             feature.position.col,
             "the Feature has no Scenario: the lab grades nothing".to_owned(),
             "each lab step is a Scenario",
-        ));
-    }
-    // The checks the main lab has made up to each step, by their text.
-    let mut made: Vec<String> = Vec::new();
-    let mut made_names: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-    for sc in scenarios {
-        let mistake = tags::has(&sc.tags, tags::MISTAKE);
-        let at = (sc.position.line, sc.position.col);
-        for (names, what) in [(tags::MESH, "a live mesh"), (tags::NODE, "a real node")] {
-            if tags::has(&sc.tags, names) {
-                problems.push(problem(
-                    at.0,
-                    at.1,
-                    format!(
-                        "@{} is a Feature tag: the Scenario {:?} shares its lab's cell and cluster",
-                        names[0], sc.name
-                    ),
-                    &format!(
-                        "tag the Feature @{} (or @{}): every step of the lab then runs on {what}",
-                        names[0], names[1]
-                    ),
-                ));
-            }
-        }
-        if !sc.examples.is_empty() {
-            problems.push(problem(
-                at.0,
-                at.1,
-                "Scenario Outlines are not supported: a lab step runs once, in order".to_owned(),
-                "write one Scenario per step",
-            ));
-        }
-        if sc.steps.is_empty() {
-            problems.push(nothing(
-                at.0,
-                at.1,
-                format!("the Scenario {:?} has no steps: it grades nothing", sc.name),
-                "",
-            ));
-            continue;
-        }
-        let checks: Vec<&gherkin::Step> =
-            sc.steps.iter().filter(|s| s.ty == StepType::Then).collect();
-        problems.extend(
-            retries_without_meaning(&sc.steps, mistake, compiled)
-                .into_iter()
-                .map(|(step, message, hint)| {
-                    problem(step.position.line, step.position.col, message, hint)
-                }),
         );
-        if checks.is_empty() {
-            problems.push(nothing(
-                at.0,
-                at.1,
-                format!("the Scenario {:?} grades nothing: it has no check", sc.name),
-                "add Then steps that grade what the step makes",
-            ));
-        }
-        if !mistake {
-            made.extend(checks.iter().map(|s| s.value.trim().to_owned()));
-            made_names.extend(
-                checks
-                    .iter()
-                    .flat_map(|s| names.names_of(s.position.line).map(str::to_owned)),
-            );
-            continue;
-        }
-        let rejection = sc
-            .steps
-            .iter()
-            .find(|s| [REJECTION.0, REJECTION.1].contains(&s.value.as_str()));
-        let Some(rejection) = rejection else {
-            problems.push(problem(
-                at.0,
-                at.1,
-                format!("the mistake {:?} names no check that rejects it", sc.name),
-                &format!("add \"{}\" with the checks, one a line", REJECTION.0),
-            ));
+    }
+    // The checks the main lab has made up to each step, by their text and by their names.
+    let mut made = Made::default();
+    for sc in scenarios {
+        let Some(checks) = scenario_shape(&mut found, sc, compiled) else {
             continue;
         };
-        for (line, l) in crate::steps::action::listed_with_lines(rejection) {
-            let col = rejection.position.col + 2;
-            if let Some(r) = reference(&l) {
-                if made_names.contains(r.name) {
-                    continue;
-                }
-                let (message, hint) = match names.resolve(&l) {
-                    Err(unknown) => (
-                        unknown.render(crate::model::Lang::En),
-                        "name the check with `# check: NAME` right above it, or fix the name",
-                    ),
-                    Ok(_) => (
-                        format!(
-                            "the mistake names a check the lab does not make by this step: {}",
-                            r.name
-                        ),
-                        "name checks of the step the mistake gets wrong (or of an earlier step)",
-                    ),
-                };
-                problems.push(problem(line, col, message, hint));
-                continue;
-            }
-            if made.contains(&l) {
-                continue;
-            }
-            problems.push(problem(
-                line,
-                col,
-                format!("the mistake names a check the lab does not make by this step: {l}"),
-                "name checks of the step the mistake gets wrong (or of an earlier step), word for word",
-            ));
+        if !tags::has(&sc.tags, tags::MISTAKE) {
+            made.texts
+                .extend(checks.iter().map(|s| s.value.trim().to_owned()));
+            made.names.extend(checks.iter().flat_map(|s| {
+                compiled
+                    .names()
+                    .names_of(s.position.line)
+                    .map(str::to_owned)
+            }));
+            continue;
         }
+        mistake_references(&mut found, sc, compiled, &made);
     }
     let backgrounds = feature
         .background
@@ -245,16 +145,167 @@ pub(super) fn structure(
         .chain(feature.rules.iter().filter_map(|r| r.background.as_ref()));
     for step in backgrounds.flat_map(|b| &b.steps) {
         if retried(step, compiled) {
-            problems.push(problem(
+            found.problem(
                 step.position.line,
                 step.position.col,
                 "a Background's commands run once: it has no checks to run them again for"
                     .to_owned(),
                 "run again until the checks pass in the Scenario whose checks they wait for",
-            ));
+            );
         }
     }
-    problems
+    found.problems
+}
+
+/// The checks the main lab has made by a step: their texts and their names.
+#[derive(Default)]
+struct Made {
+    texts: Vec<String>,
+    names: std::collections::BTreeSet<String>,
+}
+
+/// The Feature's tags against each other and against its steps: `@node` with an Istio matrix,
+/// Istio's release unpacked in a lab of no Istio version.
+fn feature_tags(found: &mut Found<'_>, feature: &gherkin::Feature, compiled: &CompiledLab) {
+    let node = tags::has(&feature.tags, tags::NODE);
+    let istio = tags::has(&feature.tags, tags::ISTIO) || tags::has(&feature.tags, tags::MESH);
+    if node && istio {
+        found.problem(
+            feature.position.line,
+            feature.position.col,
+            "@node cannot be given with @istio or @mesh: @node runs no Istio matrix, and @mesh \
+             is the real node with Istio's images of every version of the matrix"
+                .to_owned(),
+            "tag the Feature @node for Kubernetes content on a real node, or @mesh for a live \
+             mesh on every Istio version",
+        );
+    }
+    if istio {
+        return;
+    }
+    for step in release_steps(feature, compiled) {
+        found.problem(
+            step.position.line,
+            step.position.col,
+            "Istio's release is unpacked only in a lab of an Istio version: the Feature is \
+             not tagged @istio or @mesh"
+                .to_owned(),
+            "tag the Feature @istio (or @mesh for a live mesh): each Istio version's cell \
+             then gets that version's samples/, manifests/ and bin/istioctl",
+        );
+    }
+}
+
+/// A Scenario's own shape: Feature tags on it, an outline, no steps, no check, commands run
+/// again with nothing to run them for. Its checks (Then steps), unless it has no steps.
+fn scenario_shape<'a>(
+    found: &mut Found<'_>,
+    sc: &'a gherkin::Scenario,
+    compiled: &CompiledLab,
+) -> Option<Vec<&'a gherkin::Step>> {
+    let at = (sc.position.line, sc.position.col);
+    for (names, what) in [(tags::MESH, "a live mesh"), (tags::NODE, "a real node")] {
+        if tags::has(&sc.tags, names) {
+            found.problem(
+                at.0,
+                at.1,
+                format!(
+                    "@{} is a Feature tag: the Scenario {:?} shares its lab's cell and cluster",
+                    names[0], sc.name
+                ),
+                &format!(
+                    "tag the Feature @{} (or @{}): every step of the lab then runs on {what}",
+                    names[0], names[1]
+                ),
+            );
+        }
+    }
+    if !sc.examples.is_empty() {
+        found.problem(
+            at.0,
+            at.1,
+            "Scenario Outlines are not supported: a lab step runs once, in order".to_owned(),
+            "write one Scenario per step",
+        );
+    }
+    if sc.steps.is_empty() {
+        found.nothing(
+            at.0,
+            at.1,
+            format!("the Scenario {:?} has no steps: it grades nothing", sc.name),
+            "",
+        );
+        return None;
+    }
+    let mistake = tags::has(&sc.tags, tags::MISTAKE);
+    for (step, message, hint) in retries_without_meaning(&sc.steps, mistake, compiled) {
+        found.problem(step.position.line, step.position.col, message, hint);
+    }
+    let checks: Vec<&gherkin::Step> = sc.steps.iter().filter(|s| s.ty == StepType::Then).collect();
+    if checks.is_empty() {
+        found.nothing(
+            at.0,
+            at.1,
+            format!("the Scenario {:?} grades nothing: it has no check", sc.name),
+            "add Then steps that grade what the step makes",
+        );
+    }
+    Some(checks)
+}
+
+/// A mistake's list: it has one, and each check it names (by its text or its name) is one the
+/// main lab has made by then.
+fn mistake_references(
+    found: &mut Found<'_>,
+    sc: &gherkin::Scenario,
+    compiled: &CompiledLab,
+    made: &Made,
+) {
+    let rejection = sc
+        .steps
+        .iter()
+        .find(|s| [REJECTION.0, REJECTION.1].contains(&s.value.as_str()));
+    let Some(rejection) = rejection else {
+        found.problem(
+            sc.position.line,
+            sc.position.col,
+            format!("the mistake {:?} names no check that rejects it", sc.name),
+            &format!("add \"{}\" with the checks, one a line", REJECTION.0),
+        );
+        return;
+    };
+    for (line, l) in crate::steps::action::listed_with_lines(rejection) {
+        let col = rejection.position.col + 2;
+        if let Some(r) = reference(&l) {
+            if made.names.contains(r.name) {
+                continue;
+            }
+            let (message, hint) = match compiled.names().resolve(&l) {
+                Err(unknown) => (
+                    unknown.render(crate::model::Lang::En),
+                    "name the check with `# check: NAME` right above it, or fix the name",
+                ),
+                Ok(_) => (
+                    format!(
+                        "the mistake names a check the lab does not make by this step: {}",
+                        r.name
+                    ),
+                    "name checks of the step the mistake gets wrong (or of an earlier step)",
+                ),
+            };
+            found.problem(line, col, message, hint);
+            continue;
+        }
+        if made.texts.contains(&l) {
+            continue;
+        }
+        found.problem(
+            line,
+            col,
+            format!("the mistake names a check the lab does not make by this step: {l}"),
+            "name checks of the step the mistake gets wrong (or of an earlier step), word for word",
+        );
+    }
 }
 
 /// Whether a step runs its commands again until the checks pass.

@@ -46,17 +46,7 @@ pub(super) async fn prepare(
     if plan.needs.istio() && !tools.iter().any(|t| t.name == "istioctl") {
         return Err(CellError::NoIstioctl(plan.id.label.clone()));
     }
-    let node = if plan.needs.node() {
-        Some(
-            env.node_tools(plan.needs, &plan.id.label)
-                .ok_or_else(|| match plan.needs {
-                    Needs::Mesh => CellError::NoIstioImages(plan.id.label.clone()),
-                    _ => CellError::NoNodeTools,
-                })?,
-        )
-    } else {
-        None
-    };
+    let node = node_tools(env, plan)?;
     let restoring = |what: &'static str, source: std::io::Error| CellError::Restore {
         step: checkpoint.map_or(0, |c| c.state.step),
         what,
@@ -102,16 +92,7 @@ pub(super) async fn prepare(
     let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
     cell.discrimination = opts.purpose.discrimination();
     cell.timeout = opts.timeout;
-    cell.istio_release = tools
-        .iter()
-        .find(|t| t.name == "istioctl")
-        .and_then(|t| t.path.parent())
-        .filter(|dir| {
-            crate::toolchain::ISTIO_RELEASE
-                .iter()
-                .all(|d| dir.join(d).is_dir())
-        })
-        .map(Path::to_owned);
+    cell.istio_release = istio_release(&tools);
     if let Some(c) = checkpoint {
         let fixtures: Vec<PathBuf> = c.state.fixtures.iter().map(|(p, _)| p.clone()).collect();
         cell.sandbox.set_workdir(&c.state.workdir);
@@ -129,26 +110,14 @@ pub(super) async fn prepare(
                 node,
                 mesh: plan.needs == Needs::Mesh,
             };
-            let _ = std::fs::create_dir_all(&cenv.dir);
-            if let Some(c) = checkpoint {
-                let t = Instant::now();
-                if let Err(e) = c.restore_cluster(&cenv.dir).await {
-                    // A cell that is to be kept but never started is not kept: its holder goes.
-                    cell.sandbox.shutdown().await;
-                    return Err(restoring("its cluster", e));
-                }
-                restore += t.elapsed();
+            let started = own_cluster(b, &cenv, checkpoint).await;
+            if started.is_err() {
+                // A cell that is to be kept but never started is not kept: its holder goes.
+                cell.sandbox.shutdown().await;
             }
-            match b.start(&cenv).await {
-                Ok(cluster) => Some(CellCluster::Own(Box::new(cluster))),
-                Err(source) => {
-                    cell.sandbox.shutdown().await;
-                    return Err(CellError::Cluster {
-                        backend: b.name(),
-                        source,
-                    });
-                }
-            }
+            let (cluster, restored) = started?;
+            restore += restored;
+            Some(cluster)
         }
     };
     if let Some(c) = &cluster {
@@ -160,6 +129,65 @@ pub(super) async fn prepare(
         setup: started.elapsed(),
         restore,
     })
+}
+
+/// The real node's tools of a `@node` or `@mesh` cell (Istio's images for a mesh).
+fn node_tools(
+    env: &Environment,
+    plan: &CellPlan,
+) -> Result<Option<crate::cluster::node::NodeTools>, CellError> {
+    if !plan.needs.node() {
+        return Ok(None);
+    }
+    let tools = env.node_tools(plan.needs, &plan.id.label);
+    tools.map(Some).ok_or_else(|| match plan.needs {
+        Needs::Mesh => CellError::NoIstioImages(plan.id.label.clone()),
+        _ => CellError::NoNodeTools,
+    })
+}
+
+/// Where the cell's Istio version is unpacked as a release: beside its istioctl, when that was
+/// built from its module with `samples/` and `manifests/`.
+fn istio_release(tools: &[&super::environment::Tool]) -> Option<PathBuf> {
+    tools
+        .iter()
+        .find(|t| t.name == "istioctl")
+        .and_then(|t| t.path.parent())
+        .filter(|dir| {
+            crate::toolchain::ISTIO_RELEASE
+                .iter()
+                .all(|d| dir.join(d).is_dir())
+        })
+        .map(Path::to_owned)
+}
+
+/// Starts the cell's own cluster, its state first restored from `checkpoint`; how long the
+/// restore took.
+async fn own_cluster(
+    backend: &Backend,
+    cenv: &CellEnv<'_>,
+    checkpoint: Option<&Checkpoint>,
+) -> Result<(CellCluster, Duration), CellError> {
+    let _ = std::fs::create_dir_all(&cenv.dir);
+    let mut restore = Duration::ZERO;
+    if let Some(c) = checkpoint {
+        let t = Instant::now();
+        c.restore_cluster(&cenv.dir)
+            .await
+            .map_err(|source| CellError::Restore {
+                step: c.state.step,
+                what: "its cluster",
+                source,
+            })?;
+        restore = t.elapsed();
+    }
+    match backend.start(cenv).await {
+        Ok(cluster) => Ok((CellCluster::Own(Box::new(cluster)), restore)),
+        Err(source) => Err(CellError::Cluster {
+            backend: backend.name(),
+            source,
+        }),
+    }
 }
 
 /// Gives the cell the lent cluster's kubeconfig, as its own cluster would have written it.
