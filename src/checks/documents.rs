@@ -94,31 +94,7 @@ pub(crate) fn expect(
                 ))
             }
         }
-        Expect::Includes(items) => {
-            let got = flatten(results);
-            let missing: Vec<String> = items
-                .iter()
-                .filter(|i| !got.iter().any(|g| numeric_eq(g, i)))
-                .map(show)
-                .collect();
-            if missing.is_empty() {
-                return Ok(());
-            }
-            Err(Failure::new(
-                format!(
-                    "{code} {} {}",
-                    lang.pick("to include", "に次がすべて含まれること:"),
-                    items.iter().map(show).collect::<Vec<_>>().join(", ")
-                ),
-                format!(
-                    "{} {} — {}: {}",
-                    lang.pick("missing", "不足:"),
-                    missing.join(", "),
-                    lang.pick("results", "結果"),
-                    show(&Value::Array(got))
-                ),
-            ))
-        }
+        Expect::Includes(items) => membership(results, items, true, code, lang),
         Expect::NotEquals(value) => {
             let equal = results.len() == 1 && numeric_eq(&results[0], value);
             if !equal {
@@ -129,64 +105,78 @@ pub(crate) fn expect(
                 show(&results[0]),
             ))
         }
-        Expect::Excludes(items) => {
-            let got = flatten(results);
-            let present: Vec<String> = items
-                .iter()
-                .filter(|i| got.iter().any(|g| numeric_eq(g, i)))
-                .map(show)
-                .collect();
-            if present.is_empty() {
-                return Ok(());
-            }
-            Err(Failure::new(
-                format!(
-                    "{code} {} {}",
-                    lang.pick("to include none of", "に次がどれも含まれないこと:"),
-                    items.iter().map(show).collect::<Vec<_>>().join(", ")
-                ),
-                format!(
-                    "{} {} — {}: {}",
-                    lang.pick("present:", "含まれている:"),
-                    present.join(", "),
-                    lang.pick("results", "結果"),
-                    show(&Value::Array(got))
-                ),
-            ))
-        }
-        Expect::CountAtMost(n) => {
-            let got = flatten(results);
-            if got.len() <= *n {
-                return Ok(());
-            }
-            Err(Failure::new(
-                match lang {
-                    Lang::En => format!("at most {n} results of {code}"),
-                    Lang::Ja => format!("{code} の結果が {n} 個以下"),
-                },
-                match lang {
-                    Lang::En => format!("{}: {}", got.len(), show(&Value::Array(got))),
-                    Lang::Ja => format!("{} 個: {}", got.len(), show(&Value::Array(got))),
-                },
-            ))
-        }
-        Expect::CountAtLeast(n) => {
-            let got = flatten(results);
-            if got.len() >= *n {
-                return Ok(());
-            }
-            Err(Failure::new(
-                match lang {
-                    Lang::En => format!("at least {n} results of {code}"),
-                    Lang::Ja => format!("{code} の結果が {n} 個以上"),
-                },
-                match lang {
-                    Lang::En => format!("{}: {}", got.len(), show(&Value::Array(got))),
-                    Lang::Ja => format!("{} 個: {}", got.len(), show(&Value::Array(got))),
-                },
-            ))
-        }
+        Expect::Excludes(items) => membership(results, items, false, code, lang),
+        Expect::CountAtMost(n) => count(results, *n, false, code, lang),
+        Expect::CountAtLeast(n) => count(results, *n, true, code, lang),
     }
+}
+
+/// The results include every one of `items` (`all`), or none of them.
+fn membership(
+    results: Vec<Value>,
+    items: &[Value],
+    all: bool,
+    code: &str,
+    lang: Lang,
+) -> Result<(), Failure> {
+    let got = flatten(results);
+    // The items that break the expectation: missing ones, or present ones.
+    let breaking: Vec<String> = items
+        .iter()
+        .filter(|i| got.iter().any(|g| numeric_eq(g, i)) != all)
+        .map(show)
+        .collect();
+    if breaking.is_empty() {
+        return Ok(());
+    }
+    let (wanted, found) = if all {
+        (
+            lang.pick("to include", "に次がすべて含まれること:"),
+            lang.pick("missing", "不足:"),
+        )
+    } else {
+        (
+            lang.pick("to include none of", "に次がどれも含まれないこと:"),
+            lang.pick("present:", "含まれている:"),
+        )
+    };
+    Err(Failure::new(
+        format!(
+            "{code} {wanted} {}",
+            items.iter().map(show).collect::<Vec<_>>().join(", ")
+        ),
+        format!(
+            "{found} {} — {}: {}",
+            breaking.join(", "),
+            lang.pick("results", "結果"),
+            show(&Value::Array(got))
+        ),
+    ))
+}
+
+/// There are at least (`at_least`) or at most `n` results.
+fn count(
+    results: Vec<Value>,
+    n: usize,
+    at_least: bool,
+    code: &str,
+    lang: Lang,
+) -> Result<(), Failure> {
+    let got = flatten(results);
+    if (at_least && got.len() >= n) || (!at_least && got.len() <= n) {
+        return Ok(());
+    }
+    let expected = match (lang, at_least) {
+        (Lang::En, true) => format!("at least {n} results of {code}"),
+        (Lang::En, false) => format!("at most {n} results of {code}"),
+        (Lang::Ja, true) => format!("{code} の結果が {n} 個以上"),
+        (Lang::Ja, false) => format!("{code} の結果が {n} 個以下"),
+    };
+    let found = match lang {
+        Lang::En => format!("{}: {}", got.len(), show(&Value::Array(got))),
+        Lang::Ja => format!("{} 個: {}", got.len(), show(&Value::Array(got))),
+    };
+    Err(Failure::new(expected, found))
 }
 
 /// A parsed artifact: its documents.

@@ -34,7 +34,7 @@ pub struct Env<'a> {
 }
 
 /// How the last command should have ended.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Exit {
     Success,
     Failure,
@@ -217,28 +217,9 @@ fn command(check: &Check, last: Option<&Transcript>, lang: Lang) -> Result<(), F
         None => excerpt(text),
     };
     match check {
-        Check::LastExit(exit) => {
-            let ok = match exit {
-                Exit::Success => t.exit_code == Some(0),
-                Exit::Failure => matches!(t.exit_code, Some(c) if c != 0),
-                Exit::Code(n) => t.exit_code == Some(*n),
-            };
-            let expected = match exit {
-                Exit::Success => lang.pick("exit 0", "終了コード 0").to_owned(),
-                Exit::Failure => lang
-                    .pick("a non-zero exit", "0 以外の終了コード")
-                    .to_owned(),
-                Exit::Code(n) => format!("exit {n}"),
-            };
-            if ok {
-                Ok(())
-            } else {
-                Err(Failure::new(
-                    expected,
-                    format!("{}\n{}", ended(), excerpt(&output)),
-                ))
-            }
-        }
+        Check::LastExit(exit) => last_exit(*exit, t, lang).map_err(|expected| {
+            Failure::new(expected, format!("{}\n{}", ended(), excerpt(&output)))
+        }),
         Check::OutputContains(text) => {
             if output.contains(text.as_str()) {
                 Ok(())
@@ -274,13 +255,7 @@ fn command(check: &Check, last: Option<&Transcript>, lang: Lang) -> Result<(), F
             t,
         ),
         Check::OutputMismatches(re) => absent(
-            re.find(&output).map(|m| {
-                let start = output[..m.start()].rfind('\n').map_or(0, |i| i + 1);
-                let end = output[m.end()..]
-                    .find('\n')
-                    .map_or(output.len(), |i| m.end() + i);
-                &output[start..end]
-            }),
+            re.find(&output).map(|m| line_of(&output, m.range())),
             format!(
                 "{} /{re}/",
                 lang.pick("output not matching", "次にマッチしない出力:")
@@ -289,6 +264,34 @@ fn command(check: &Check, last: Option<&Transcript>, lang: Lang) -> Result<(), F
         ),
         _ => Ok(()),
     }
+}
+
+/// Whether the command ended as `exit` says; what was expected when it did not.
+fn last_exit(exit: Exit, t: &Transcript, lang: Lang) -> Result<(), String> {
+    let ok = match exit {
+        Exit::Success => t.exit_code == Some(0),
+        Exit::Failure => matches!(t.exit_code, Some(c) if c != 0),
+        Exit::Code(n) => t.exit_code == Some(n),
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(match exit {
+        Exit::Success => lang.pick("exit 0", "終了コード 0").to_owned(),
+        Exit::Failure => lang
+            .pick("a non-zero exit", "0 以外の終了コード")
+            .to_owned(),
+        Exit::Code(n) => format!("exit {n}"),
+    })
+}
+
+/// The whole line of `text` around a match.
+fn line_of(text: &str, found: std::ops::Range<usize>) -> &str {
+    let start = text[..found.start].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[found.end..]
+        .find('\n')
+        .map_or(text.len(), |i| found.end + i);
+    &text[start..end]
 }
 
 /// A negative check's verdict: the line where what should be absent was `found`, else a pass —

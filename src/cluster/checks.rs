@@ -119,20 +119,7 @@ impl ClusterCheck {
                 resource,
                 name,
                 namespace,
-            } => match exists(client, resource, name, namespace.as_deref(), lang).await {
-                Err(Fault::Failed(_)) => Ok(()),
-                Err(e) => Err(e),
-                Ok(()) => {
-                    let place = namespace
-                        .as_ref()
-                        .map(|ns| format!(" (namespace {ns})"))
-                        .unwrap_or_default();
-                    Err(Fault::Failed(Failure::new(
-                        format!("{} {resource} {name}{place}", lang.pick("no", "なし:")),
-                        lang.pick("it is in the cluster", "クラスターに存在する"),
-                    )))
-                }
-            },
+            } => absent(client, resource, name, namespace.as_deref(), lang).await,
             ClusterCheck::CrdEstablished(name) => crd_established(client, name, lang).await,
             ClusterCheck::Query {
                 resource,
@@ -178,19 +165,8 @@ impl ClusterCheck {
                 query: code,
                 expect,
             } => {
-                let object = object(client, resource, name, namespace.as_deref(), lang).await?;
-                let results = query(std::slice::from_ref(&object), code)?;
-                let place = match namespace {
-                    Some(ns) => format!("{resource} {ns}/{name}"),
-                    None => format!("{resource} {name}"),
-                };
-                Ok(crate::checks::documents::expect(
-                    results,
-                    expect,
-                    std::path::Path::new(&place),
-                    code,
-                    lang,
-                )?)
+                let at = (resource.as_str(), name.as_str(), namespace.as_deref());
+                object_query(client, at, code, expect, lang).await
             }
             ClusterCheck::ClusterEqualsCluster {
                 resource,
@@ -206,6 +182,52 @@ impl ClusterCheck {
             }
         }
     }
+}
+
+/// No object of that name: its being there is the failure.
+async fn absent(
+    client: &kube::Client,
+    resource: &str,
+    name: &str,
+    namespace: Option<&str>,
+    lang: Lang,
+) -> Result<(), Fault> {
+    match exists(client, resource, name, namespace, lang).await {
+        Err(Fault::Failed(_)) => Ok(()),
+        Err(e) => Err(e),
+        Ok(()) => {
+            let place = namespace
+                .map(|ns| format!(" (namespace {ns})"))
+                .unwrap_or_default();
+            Err(Fault::Failed(Failure::new(
+                format!("{} {resource} {name}{place}", lang.pick("no", "なし:")),
+                lang.pick("it is in the cluster", "クラスターに存在する"),
+            )))
+        }
+    }
+}
+
+/// A query on one object (resource, name, namespace) against what is expected of its results.
+async fn object_query(
+    client: &kube::Client,
+    (resource, name, namespace): (&str, &str, Option<&str>),
+    code: &str,
+    expect: &crate::checks::documents::Expect,
+    lang: Lang,
+) -> Result<(), Fault> {
+    let object = object(client, resource, name, namespace, lang).await?;
+    let results = query(std::slice::from_ref(&object), code)?;
+    let place = match namespace {
+        Some(ns) => format!("{resource} {ns}/{name}"),
+        None => format!("{resource} {name}"),
+    };
+    Ok(crate::checks::documents::expect(
+        results,
+        expect,
+        std::path::Path::new(&place),
+        code,
+        lang,
+    )?)
 }
 
 /// One object, as `kubectl get <resource> <name> -o json` shows it; not being there is a

@@ -130,6 +130,14 @@ pub(super) fn check_steps(
         }
     }
     problems.extend(structure(path, feature, compiled));
+    problems.extend(scenario_tags(path, feature));
+    problems
+}
+
+/// What the tags of the Scenarios and the Feature get wrong: a mistake before any step, a
+/// timeout or a limit that is not a number.
+fn scenario_tags(path: &Path, feature: &gherkin::Feature) -> Vec<Problem> {
+    let mut problems = Vec::new();
     let mut seen_step = false;
     for sc in feature
         .scenarios

@@ -8,6 +8,48 @@ use tree_sitter::Node;
 use super::bash::text;
 use super::generate::{Edit, Operator};
 
+/// The value ranges of sibling keys, with their text.
+type Values = Vec<(std::ops::Range<usize>, String)>;
+
+/// The indentation of a line.
+fn indent(l: &str) -> usize {
+    l.len() - l.trim_start().len()
+}
+
+/// The block line `i` opens (it and the following lines indented deeper) dropped: as a list
+/// item, or as a key that is not a manifest's identity (`apiVersion`, `kind`, `metadata`,
+/// `name`). The dropped lines are left blank, so line numbers stay.
+fn block_edits(
+    base: usize,
+    body: &str,
+    lines: &[(usize, &str)],
+    i: usize,
+    key: &str,
+    edits: &mut Vec<Edit>,
+) {
+    let (start, line) = lines[i];
+    let own = indent(line);
+    let is_item = line.trim_start().starts_with("- ");
+    let end = lines[i + 1..]
+        .iter()
+        .position(|(_, l)| !l.trim().is_empty() && indent(l) <= own)
+        .map_or(lines.len(), |p| i + 1 + p);
+    let block_end = lines.get(end).map_or(base + body.len(), |(s, _)| *s);
+    let range = start..block_end;
+    let removed = body[range.start - base..range.end - base]
+        .matches('\n')
+        .count();
+    let with = "\n".repeat(removed);
+    let op = if is_item {
+        Operator::DropItem
+    } else if line.contains(':') && !matches!(key, "apiVersion" | "kind" | "metadata" | "name") {
+        Operator::DropKey
+    } else {
+        return;
+    };
+    edits.push(Edit { op, range, with });
+}
+
 /// Line-based edits of YAML (or JSON lines) in a heredoc body starting at byte `base`.
 pub(super) fn yaml_edits(base: usize, body: &str, edits: &mut Vec<Edit>) {
     static SCALAR: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
@@ -21,9 +63,7 @@ pub(super) fn yaml_edits(base: usize, body: &str, edits: &mut Vec<Edit>) {
         lines.push((base + at, line.trim_end_matches('\n')));
         at += line.len();
     }
-    let indent = |l: &str| l.len() - l.trim_start().len();
     // (key, indent) → the value ranges of those keys, for swaps.
-    type Values = Vec<(std::ops::Range<usize>, String)>;
     let mut siblings: std::collections::BTreeMap<(String, usize), Values> =
         std::collections::BTreeMap::new();
     // A Kubernetes manifest's keys are its schema's fields (a changed one is refused by the API
@@ -74,45 +114,25 @@ pub(super) fn yaml_edits(base: usize, body: &str, edits: &mut Vec<Edit>) {
                     .push((range, value.as_str().to_owned()));
             }
         }
-        // The block a line opens: the following lines indented deeper.
-        let own = indent(line);
-        let is_item = line.trim_start().starts_with("- ");
-        let end = lines[i + 1..]
-            .iter()
-            .position(|(_, l)| !l.trim().is_empty() && indent(l) <= own)
-            .map_or(lines.len(), |p| i + 1 + p);
-        let block_end = lines.get(end).map_or(base + body.len(), |(s, _)| *s);
-        let range = *start..block_end;
-        let removed = body[range.start - base..range.end - base]
-            .matches('\n')
-            .count();
-        let blank = "\n".repeat(removed);
-        if is_item {
-            edits.push(Edit {
-                op: Operator::DropItem,
-                range,
-                with: blank,
-            });
-        } else if line.contains(':')
-            && !matches!(
-                key_of(line).as_str(),
-                "apiVersion" | "kind" | "metadata" | "name"
-            )
-        {
-            edits.push(Edit {
-                op: Operator::DropKey,
-                range,
-                with: blank,
-            });
-        }
+        block_edits(base, body, &lines, i, &key_of(line), edits);
     }
+    swaps(base, body, &siblings, edits);
+}
+
+/// Each pair of neighbouring sibling values swapped, where they differ: one edit spanning both
+/// values, rewriting the text between them unchanged.
+fn swaps(
+    base: usize,
+    body: &str,
+    siblings: &std::collections::BTreeMap<(String, usize), Values>,
+    edits: &mut Vec<Edit>,
+) {
     for values in siblings.values() {
         for pair in values.windows(2) {
             let ((r1, v1), (r2, v2)) = (&pair[0], &pair[1]);
             if v1 == v2 {
                 continue;
             }
-            // One edit spanning both values, rewriting the text between them unchanged.
             let between = &body[r1.end - base..r2.start - base];
             edits.push(Edit {
                 op: Operator::SwapValues,
