@@ -28,35 +28,12 @@ pub(super) fn targets(command: Node<'_>, src: &str, paths: &[String], edits: &mu
     while i < args.len() {
         let w = words[i].as_str();
         let value = args.get(i + 1).copied();
-        match w {
-            "-n" | "--namespace" => {
-                if let Some(v) = value {
-                    push(v, other_namespace(&words[i + 1]));
-                }
-                i += 2;
-                continue;
+        if TARGET_FLAGS.contains(&w) {
+            if let Some(v) = value {
+                push(v, changed_target(w, &words[i + 1], paths));
             }
-            "-f" | "--filename" => {
-                if let Some(v) = value {
-                    let current = &words[i + 1];
-                    let other = paths
-                        .iter()
-                        .find(|p| *p != current && !p.is_empty())
-                        .cloned()
-                        .unwrap_or_else(|| one_char(current));
-                    push(v, other);
-                }
-                i += 2;
-                continue;
-            }
-            "--context" => {
-                if let Some(v) = value {
-                    push(v, one_char(&words[i + 1]));
-                }
-                i += 2;
-                continue;
-            }
-            _ => {}
+            i += 2;
+            continue;
         }
         if let Some(ns) = w.strip_prefix("--namespace=") {
             push(args[i], format!("--namespace={}", other_namespace(ns)));
@@ -76,22 +53,50 @@ pub(super) fn targets(command: Node<'_>, src: &str, paths: &[String], edits: &mu
         }
         i += 1;
     }
-    // kubectl VERB TYPE NAME, or kubectl VERB TYPE/NAME.
-    if program == "kubectl" && positional.len() >= 2 {
-        let verb = words[positional[0]].as_str();
-        let acts_on_name = matches!(
-            verb,
-            "get" | "describe" | "delete" | "label" | "annotate" | "patch" | "create" | "scale"
-        );
-        if acts_on_name {
-            let ty = &words[positional[1]];
-            if let Some((t, n)) = ty.split_once('/') {
-                push(args[positional[1]], format!("{t}/{}", one_char(n)));
-            } else if let Some(&n) = positional.get(2) {
-                push(args[n], one_char(&words[n]));
-            }
-        }
+    if program == "kubectl"
+        && let Some((node, with)) = name_target(&args, &words, &positional)
+    {
+        push(node, with);
     }
+}
+
+/// The flags whose value is a target: a namespace, a file, a context.
+const TARGET_FLAGS: &[&str] = &["-n", "--namespace", "-f", "--filename", "--context"];
+
+/// Another value for a target flag: another namespace, another file the lab names (or the
+/// name changed by a character), another context.
+fn changed_target(flag: &str, current: &str, paths: &[String]) -> String {
+    match flag {
+        "-n" | "--namespace" => other_namespace(current),
+        "-f" | "--filename" => paths
+            .iter()
+            .find(|p| *p != current && !p.is_empty())
+            .cloned()
+            .unwrap_or_else(|| one_char(current)),
+        _ => one_char(current),
+    }
+}
+
+/// `kubectl VERB TYPE NAME` or `kubectl VERB TYPE/NAME` of a verb that acts on a name: the
+/// name's argument and the name changed by a character.
+fn name_target<'a>(
+    args: &[Node<'a>],
+    words: &[String],
+    positional: &[usize],
+) -> Option<(Node<'a>, String)> {
+    let (&verb, &ty) = (positional.first()?, positional.get(1)?);
+    let acts_on_name = matches!(
+        words[verb].as_str(),
+        "get" | "describe" | "delete" | "label" | "annotate" | "patch" | "create" | "scale"
+    );
+    if !acts_on_name {
+        return None;
+    }
+    if let Some((t, n)) = words[ty].split_once('/') {
+        return Some((args[ty], format!("{t}/{}", one_char(n))));
+    }
+    let &n = positional.get(2)?;
+    Some((args[n], one_char(&words[n])))
 }
 
 pub(super) fn other_namespace(ns: &str) -> String {

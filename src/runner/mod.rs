@@ -134,16 +134,7 @@ pub async fn run(
     };
     let jobs = opts.jobs.max(1);
     let alive = jobs + prepared_ahead(jobs);
-    let pool = match &env.backend {
-        Some(crate::cluster::Backend::Local(local)) if opts.pool => Some(Pool::new(
-            local.clone(),
-            &crate::state::Area::Cells.dir(&opts.state_dir),
-            hidden_dirs(opts),
-            jobs,
-            alive,
-        )),
-        _ => None,
-    };
+    let pool = pool(opts, env, jobs, alive);
     let shared = Shared {
         opts,
         env,
@@ -159,19 +150,7 @@ pub async fn run(
     crate::sandbox::cgroup::reap_stale();
     let interrupted = tokio::select! {
         results = all => {
-            for (id, result) in results {
-                match result {
-                    Ok(true) => {}
-                    Ok(false) => summary.failed_cells.push(id),
-                    Err(e) => {
-                        summary.harness_errors.push(HarnessError {
-                            cell: id.clone(),
-                            error: e,
-                        });
-                        summary.failed_cells.push(id);
-                    }
-                }
-            }
+            summary.count(results);
             None
         }
         signal = shutdown_signal() => Some(signal),
@@ -184,40 +163,77 @@ pub async fn run(
     }
     // No cell of this run restores a checkpoint any more: the cap holds again.
     shared.store.release();
-    if interrupted.is_some() {
-        // Dropping the cells' futures killed their process groups, holders and clusters (a
-        // cell is kept only once it has run its steps); their directories go too, but for
-        // cells kept before the signal came.
-        let cleanup = async {
-            for c in &cells {
-                let dir = cell_dir(opts, &c.id);
-                if !crate::kept::KeptCell::load(&dir).is_some_and(|k| k.alive()) {
-                    remove_cell_dir(&dir).await;
-                }
-            }
-        };
-        match interruptible(cleanup).await {
-            // A second signal ends the run at once, with its code; the next run removes what
-            // is left.
-            Err(signal) => summary.interrupted = Some(signal),
-            Ok(()) => {
-                for c in &cells {
-                    sink(Event::CellFinished {
-                        cell: c.id.clone(),
-                        passed: false,
-                        kept: None,
-                        error: Some(Arc::new(CellError::Interrupted)),
-                        peak_memory: None,
-                    });
-                }
-            }
-        }
+    if interrupted.is_some()
+        && let Some(second) = clean_after_signal(opts, &cells, &sink).await
+    {
+        summary.interrupted = Some(second);
     }
     sink(Event::RunFinished {
         interrupted: interrupted.is_some(),
         duration: started.elapsed(),
     });
     summary
+}
+
+impl Summary {
+    /// Counts the cells' ends: passed, failed, or stopped by a harness fault.
+    fn count(&mut self, results: Vec<(CellId, Result<bool, Arc<CellError>>)>) {
+        for (id, result) in results {
+            match result {
+                Ok(true) => {}
+                Ok(false) => self.failed_cells.push(id),
+                Err(e) => {
+                    self.harness_errors.push(HarnessError {
+                        cell: id.clone(),
+                        error: e,
+                    });
+                    self.failed_cells.push(id);
+                }
+            }
+        }
+    }
+}
+
+/// The run's pool of clusters, which lends mutants' cells a plain cluster (local backend).
+fn pool(opts: &RunOptions, env: &Environment, jobs: usize, alive: usize) -> Option<Pool> {
+    match &env.backend {
+        Some(crate::cluster::Backend::Local(local)) if opts.pool => Some(Pool::new(
+            local.clone(),
+            &crate::state::Area::Cells.dir(&opts.state_dir),
+            hidden_dirs(opts),
+            jobs,
+            alive,
+        )),
+        _ => None,
+    }
+}
+
+/// After a signal: dropping the cells' futures killed their process groups, holders and
+/// clusters (a cell is kept only once it has run its steps); their directories go too, but for
+/// cells kept before the signal came, and each cell is reported interrupted. A second signal
+/// ends that at once: its code (the next run removes what is left).
+async fn clean_after_signal(opts: &RunOptions, cells: &[CellPlan], sink: &Sink) -> Option<i32> {
+    let cleanup = async {
+        for c in cells {
+            let dir = cell_dir(opts, &c.id);
+            if !crate::kept::KeptCell::load(&dir).is_some_and(|k| k.alive()) {
+                remove_cell_dir(&dir).await;
+            }
+        }
+    };
+    if let Err(signal) = interruptible(cleanup).await {
+        return Some(signal);
+    }
+    for c in cells {
+        sink(Event::CellFinished {
+            cell: c.id.clone(),
+            passed: false,
+            kept: None,
+            error: Some(Arc::new(CellError::Interrupted)),
+            peak_memory: None,
+        });
+    }
+    None
 }
 
 /// Where a cell of this run lives.
@@ -313,31 +329,8 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
     let keep = opts.keep || opts.purpose.keeps_cells();
     let dir = cell_dir(opts, &id);
     let _ = std::fs::remove_dir_all(&dir);
-    // The cell prepares (sandbox, cluster) while it waits for its turn; once its turn comes, it
-    // waits only for what is not ready yet.
-    let (prepared, turn) = futures::join!(
-        async {
-            let prepared = prepare(shared, &plan, checkpoint.as_ref(), &dir, keep).await;
-            (prepared, Instant::now())
-        },
-        async {
-            let permit = shared.running.acquire().await;
-            (permit, Instant::now())
-        }
-    );
-    let ((mut prepared, mut ready_at), (_turn, turn_at)) = (prepared, turn);
-    // A cluster from a checkpoint whose Pods did not come back is started from it once more,
-    // the first start's logs kept for the report.
-    let mut again = None;
-    if let (Err(error), Some(c)) = (&prepared, &checkpoint)
-        && error.is_restore_not_ready()
-    {
-        keep_start_logs(opts, &id, &dir, FIRST_START_LOGS);
-        let _ = std::fs::remove_dir_all(&dir);
-        again = Some(error.to_string());
-        prepared = prepare(shared, &plan, Some(c), &dir, keep).await;
-        ready_at = Instant::now();
-    }
+    let (prepared, _turn, waited, again) =
+        prepare_in_turn(shared, &plan, checkpoint.as_ref(), &dir, keep).await;
     let Prepared {
         cell,
         cluster,
@@ -356,7 +349,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
         cell: id.clone(),
         tools: cell_tools(shared.env, &plan, cluster.as_deref()),
         setup,
-        waited: ready_at.saturating_duration_since(turn_at),
+        waited,
         resumed: checkpoint.as_ref().map(|c| Resumed {
             after_step: c.state.step,
             restore,
@@ -367,15 +360,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
     if keep {
         record_kept(&cell, cluster.as_deref());
     }
-    let checkpointer = (!plan.checkpoints.is_empty()).then(|| {
-        Rc::new(Checkpointer {
-            store: shared.store.clone(),
-            keys: plan.checkpoints.clone(),
-            etcd: cluster.as_deref().and_then(|c| c.state()),
-            slots: shared.slots.clone(),
-            errors: Default::default(),
-        })
-    });
+    let checkpointer = checkpointer(shared, &plan, cluster.as_deref());
     let (passed, error) =
         run_scenarios(&plan, cell.clone(), sink.clone(), checkpointer.clone()).await;
     shared.slots.close(plan.checkpoints.values());
@@ -390,6 +375,68 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
         error,
     };
     finish(shared, &plan, ran, keep, &dir).await
+}
+
+/// What writes a main cell's checkpoints as its steps pass, when it has any to write.
+fn checkpointer(
+    shared: &Shared<'_>,
+    plan: &CellPlan,
+    cluster: Option<&crate::cluster::Cluster>,
+) -> Option<Rc<Checkpointer>> {
+    (!plan.checkpoints.is_empty()).then(|| {
+        Rc::new(Checkpointer {
+            store: shared.store.clone(),
+            keys: plan.checkpoints.clone(),
+            etcd: cluster.and_then(|c| c.state()),
+            slots: shared.slots.clone(),
+            errors: Default::default(),
+        })
+    })
+}
+
+/// Prepares a cell (sandbox, cluster) while it waits for its turn: the cell, the turn's
+/// permit, how long the cell was not ready yet once its turn came, and why it was prepared a
+/// second time. A cluster from a checkpoint whose Pods did not come back is started from it
+/// once more, the first start's logs kept for the report.
+async fn prepare_in_turn<'a>(
+    shared: &'a Shared<'_>,
+    plan: &CellPlan,
+    checkpoint: Option<&Checkpoint>,
+    dir: &Path,
+    keep: bool,
+) -> (
+    Result<Prepared, CellError>,
+    Result<tokio::sync::SemaphorePermit<'a>, tokio::sync::AcquireError>,
+    Duration,
+    Option<String>,
+) {
+    let (prepared, turn) = futures::join!(
+        async {
+            let prepared = prepare(shared, plan, checkpoint, dir, keep).await;
+            (prepared, Instant::now())
+        },
+        async {
+            let permit = shared.running.acquire().await;
+            (permit, Instant::now())
+        }
+    );
+    let ((mut prepared, mut ready_at), (turn, turn_at)) = (prepared, turn);
+    let mut again = None;
+    if let (Err(error), Some(c)) = (&prepared, checkpoint)
+        && error.is_restore_not_ready()
+    {
+        keep_start_logs(shared.opts, &plan.id, dir, FIRST_START_LOGS);
+        let _ = std::fs::remove_dir_all(dir);
+        again = Some(error.to_string());
+        prepared = prepare(shared, plan, Some(c), dir, keep).await;
+        ready_at = Instant::now();
+    }
+    (
+        prepared,
+        turn,
+        ready_at.saturating_duration_since(turn_at),
+        again,
+    )
 }
 
 /// A cell whose steps have run.
