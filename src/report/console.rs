@@ -156,27 +156,13 @@ impl Console {
                 waited,
                 resumed,
                 ..
-            } => {
-                let from = resumed.as_ref().map_or(String::new(), |r| {
-                    let again = r.again.as_ref().map_or(String::new(), |why| {
-                        format!(
-                            "; started again from it after the first start failed ({}; its logs are in the report's logs-first-start/)",
-                            why.lines().next().unwrap_or_default()
-                        )
-                    });
-                    format!(
-                        ", from the checkpoint of step {} (restored in {:.2}s{again})",
-                        r.after_step,
-                        r.restore.as_secs_f64()
-                    )
-                });
-                say!(
-                    self,
-                    "  {cell}: environment ready in {:.2}s{from}; waited {:.2}s for it",
-                    setup.as_secs_f64(),
-                    waited.as_secs_f64()
-                )
-            }
+            } => say!(
+                self,
+                "  {cell}: environment ready in {:.2}s{}; waited {:.2}s for it",
+                setup.as_secs_f64(),
+                resumed.as_ref().map_or(String::new(), from_checkpoint),
+                waited.as_secs_f64()
+            ),
             Event::StepFinished {
                 cell,
                 step,
@@ -282,4 +268,19 @@ impl Console {
     pub fn record(&self) -> Record {
         self.record.borrow().clone()
     }
+}
+
+/// Where a cell's environment came from, when it was a checkpoint.
+fn from_checkpoint(r: &crate::model::Resumed) -> String {
+    let again = r.again.as_ref().map_or(String::new(), |why| {
+        format!(
+            "; started again from it after the first start failed ({}; its logs are in the report's logs-first-start/)",
+            why.lines().next().unwrap_or_default()
+        )
+    });
+    format!(
+        ", from the checkpoint of step {} (restored in {:.2}s{again})",
+        r.after_step,
+        r.restore.as_secs_f64()
+    )
 }

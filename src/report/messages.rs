@@ -175,19 +175,15 @@ fn document(uri: &str, f: &gherkin::Feature, lang: Lang) -> Value {
     })
 }
 
-/// The pickle, test case and results of one step of one cell.
-fn cell_step(
-    out: &mut Vec<Value>,
+/// The pickle of one step of one cell: its Gherkin steps as written, its tags.
+fn pickle(
     uri: &str,
-    feature: &gherkin::Feature,
+    pickle_id: &str,
     c: &CellRecord,
     s: &StepRecord,
-    clock: &mut SystemTime,
-) {
-    let Some((sc, gherkin_steps)) = gherkin_steps(feature, s) else {
-        return;
-    };
-    let pickle_id = format!("{};{}", c.id.slug(), sc.position.line);
+    sc: &gherkin::Scenario,
+    gherkin_steps: &[&gherkin::Step],
+) -> Value {
     let pickle_steps: Vec<Value> = gherkin_steps
         .iter()
         .enumerate()
@@ -203,7 +199,7 @@ fn cell_step(
             v
         })
         .collect();
-    out.push(json!({"pickle": {
+    json!({"pickle": {
         "id": pickle_id,
         "uri": uri,
         "name": test_name(c, s),
@@ -214,7 +210,23 @@ fn cell_step(
             "astNodeId": node_id(uri, sc.position.line),
         })).collect::<Vec<_>>(),
         "astNodeIds": [node_id(uri, sc.position.line)],
-    }}));
+    }})
+}
+
+/// The pickle, test case and results of one step of one cell.
+fn cell_step(
+    out: &mut Vec<Value>,
+    uri: &str,
+    feature: &gherkin::Feature,
+    c: &CellRecord,
+    s: &StepRecord,
+    clock: &mut SystemTime,
+) {
+    let Some((sc, gherkin_steps)) = gherkin_steps(feature, s) else {
+        return;
+    };
+    let pickle_id = format!("{};{}", c.id.slug(), sc.position.line);
+    out.push(pickle(uri, &pickle_id, c, s, sc, &gherkin_steps));
     let case_id = format!("{pickle_id};case");
     let test_steps: Vec<Value> = (0..gherkin_steps.len())
         .map(|i| {

@@ -224,31 +224,36 @@ impl Record {
     }
 }
 
+impl CellRecord {
+    /// A cell as the run planned it, before it starts.
+    fn planned(id: &CellId, lab: &Lab, planned: &[usize]) -> CellRecord {
+        CellRecord {
+            id: id.clone(),
+            lab: lab.clone(),
+            planned: planned.to_vec(),
+            tools: ToolsInfo::default(),
+            setup: None,
+            steps: Vec::new(),
+            replayed: Vec::new(),
+            finished: false,
+            passed: false,
+            kept: None,
+            error: None,
+            peak_memory: None,
+            resumed: None,
+            waited: Duration::ZERO,
+        }
+    }
+}
+
 impl Record {
     /// Folds one event into the record.
     pub fn apply(&mut self, event: &Event) {
         match event {
             Event::RunStarted { cells } => {
                 for (id, lab, planned) in cells {
-                    self.cells.insert(
-                        id.clone(),
-                        CellRecord {
-                            id: id.clone(),
-                            lab: lab.clone(),
-                            planned: planned.clone(),
-                            tools: ToolsInfo::default(),
-                            setup: None,
-                            steps: Vec::new(),
-                            replayed: Vec::new(),
-                            finished: false,
-                            passed: false,
-                            kept: None,
-                            error: None,
-                            peak_memory: None,
-                            resumed: None,
-                            waited: Duration::ZERO,
-                        },
-                    );
+                    let planned = CellRecord::planned(id, lab, planned);
+                    self.cells.insert(id.clone(), planned);
                 }
             }
             Event::CellStarted { .. } => {}

@@ -95,31 +95,7 @@ impl Go {
         out: &Path,
         progress: &super::Reporter,
     ) -> Result<Vec<Replace>, ToolError> {
-        tokio::fs::create_dir_all(dir)
-            .await
-            .map_err(io_err("cannot create the wrapper module", dir))?;
-        let name = format!("{}-{}", recipe.tool, recipe.version);
-        let go_mod_path = dir.join("go.mod");
-        let require = (recipe.module.as_str(), recipe.module_version.as_str());
-
-        let mut replace = recipe.replace.clone();
-        let mut generated = Vec::new();
-        if let Some(staging) = &recipe.staging {
-            // A bare module first, so `go mod download` runs in a module of our own.
-            write(&go_mod_path, &go_mod(&name, require, &[])).await?;
-            let upstream = self.module_go_mod(recipe, dir).await?;
-            generated = staging_replaces(&upstream, staging);
-            if generated.is_empty() {
-                return Err(ToolError::GoOutput {
-                    command: format!("go mod download -json {}", recipe.module_id()),
-                    problem: "its go.mod replaces no module with a ./staging/ directory".into(),
-                });
-            }
-            replace.extend(generated.iter().cloned());
-        }
-        write(&go_mod_path, &go_mod(&name, require, &replace)).await?;
-        write(&dir.join("tools.go"), &tools_go(&recipe.package)).await?;
-
+        let generated = self.wrapper_module(recipe, dir).await?;
         let started = Instant::now();
         let what = format!(
             "{} {} from {}",
@@ -170,6 +146,35 @@ impl Go {
             took: started.elapsed(),
         });
         result.map(|_| generated)
+    }
+
+    /// Writes the wrapper module of `recipe` in `dir` (its go.mod and tools.go); the `replace`
+    /// lines it generated for Kubernetes' staging modules.
+    async fn wrapper_module(&self, recipe: &Recipe, dir: &Path) -> Result<Vec<Replace>, ToolError> {
+        tokio::fs::create_dir_all(dir)
+            .await
+            .map_err(io_err("cannot create the wrapper module", dir))?;
+        let name = format!("{}-{}", recipe.tool, recipe.version);
+        let go_mod_path = dir.join("go.mod");
+        let require = (recipe.module.as_str(), recipe.module_version.as_str());
+        let mut replace = recipe.replace.clone();
+        let mut generated = Vec::new();
+        if let Some(staging) = &recipe.staging {
+            // A bare module first, so `go mod download` runs in a module of our own.
+            write(&go_mod_path, &go_mod(&name, require, &[])).await?;
+            let upstream = self.module_go_mod(recipe, dir).await?;
+            generated = staging_replaces(&upstream, staging);
+            if generated.is_empty() {
+                return Err(ToolError::GoOutput {
+                    command: format!("go mod download -json {}", recipe.module_id()),
+                    problem: "its go.mod replaces no module with a ./staging/ directory".into(),
+                });
+            }
+            replace.extend(generated.iter().cloned());
+        }
+        write(&go_mod_path, &go_mod(&name, require, &replace)).await?;
+        write(&dir.join("tools.go"), &tools_go(&recipe.package)).await?;
+        Ok(generated)
     }
 
     /// The text of the go.mod `recipe.module` publishes, read from the module cache.
