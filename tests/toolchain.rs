@@ -10,6 +10,9 @@
 //! lab suite uses it); everything else uses temporary caches. The release archive is made from
 //! the istioctl this suite builds, so it runs on a fresh machine with Go and its module proxy.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::future::Future;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -834,16 +837,11 @@ fn doctor_without_go_or_cache_says_what_is_missing() {
 
 /// Processes whose working directory lies under `dir` (a build in a cache of the test's).
 fn processes_in(dir: &Path) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .map(|d| {
-            d.flatten()
-                .filter(|e| {
-                    std::fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
-                })
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
+    support::processes()
+        .iter()
+        .filter(|p| p.cwd().is_some_and(|cwd| cwd.starts_with(dir)))
+        .map(|p| p.pid.to_string())
+        .collect()
 }
 
 #[test]

@@ -4,18 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
 const LAB: &str = "features/istio/mesh-install.feature";
 
-/// The real binary with a state directory of its own.
-pub(crate) fn labcheck(state: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("labcheck").expect("binary");
-    cmd.env("LABCHECK_STATE_DIR", state)
-        .timeout(std::time::Duration::from_secs(600));
-    cmd
-}
+pub(crate) use crate::support::labcheck;
+use crate::support::mounts_mentioning;
 
 fn kept_cell(state: &Path) -> (String, serde_json::Value) {
     let cells: Vec<PathBuf> = std::fs::read_dir(state.join("cells"))
@@ -29,15 +23,6 @@ fn kept_cell(state: &Path) -> (String, serde_json::Value) {
     )
     .expect("json");
     (record["name"].as_str().expect("name").to_owned(), record)
-}
-
-fn mounts_mentioning(needle: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter_map(|e| std::fs::read_to_string(e.path().join("mountinfo")).ok())
-        .filter(|m| m.contains(needle))
-        .count()
 }
 
 /// Tears down whatever the test kept, even when it fails half-way.

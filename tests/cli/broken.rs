@@ -53,13 +53,7 @@ fn hung_command_times_out_and_leaves_no_process_of_its_group() {
         .stderr(predicate::str::contains("tests/labs/broken/hung.feature:4"))
         .stderr(predicate::str::contains("the command timed out after 2s"))
         .stderr(predicate::str::contains("started"));
-    let survivors: Vec<String> = std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains("labcheck-hung-marker"))
-        .collect();
+    let survivors = crate::support::processes_with("labcheck-hung-marker");
     assert!(
         survivors.is_empty(),
         "processes of the timed-out group survived: {survivors:?}"

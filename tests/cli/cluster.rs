@@ -6,18 +6,7 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::CommandCargoExt;
 
-/// Command lines of live processes that contain `needle`.
-fn processes_with(needle: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .map(|d| {
-            d.flatten()
-                .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-                .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-                .filter(|c| c.contains(needle))
-                .collect()
-        })
-        .unwrap_or_default()
-}
+use crate::support::processes_with;
 
 #[test]
 fn sigint_stops_every_process_and_reports_the_interruption() {

@@ -7,23 +7,10 @@ use crate::author::{Down, labcheck};
 
 /// The pids of every process on the machine holding `target` open.
 fn holders(target: &Path) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .chars()
-                .all(|c| c.is_ascii_digit())
-        })
-        .filter(|e| {
-            std::fs::read_dir(e.path().join("fd"))
-                .into_iter()
-                .flatten()
-                .flatten()
-                .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == target))
-        })
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    crate::support::processes()
+        .iter()
+        .filter(|p| p.holds_open(target))
+        .map(|p| p.pid.to_string())
         .collect()
 }
 

@@ -52,16 +52,7 @@ fn text(out: &Output) -> String {
     )
 }
 
-/// Host processes whose command line holds `marker`.
-fn processes_with(marker: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(marker))
-        .collect()
-}
+use crate::support::processes_with;
 
 #[test]
 fn writes_anywhere_leave_the_host_unchanged() {

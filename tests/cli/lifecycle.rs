@@ -9,26 +9,14 @@ use std::time::{Duration, Instant};
 use assert_cmd::cargo::CommandCargoExt;
 
 fn start(state: &Path, reports: &Path, lab: &str) -> Child {
-    Command::cargo_bin("labcheck")
-        .expect("binary")
-        .env("LABCHECK_STATE_DIR", state)
-        .args(["run", lab, "--report-dir"])
-        .arg(reports)
+    crate::support::run_command(state, reports, lab, &[])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("labcheck starts")
 }
 
-fn cells(state: &Path) -> Vec<String> {
-    std::fs::read_dir(state.join("cells"))
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
+use crate::support::{cells, processes, processes_with};
 
 /// Waits until the run's cell has started its learner command.
 fn wait_for_cell(state: &Path) {
@@ -79,13 +67,11 @@ fn sigterm_exits_143_and_removes_the_cells() {
     // machine's init to collect them (they were reparented to it), so this waits up to 5 s.
     let group = format!("labcheck/sleeper-{run}");
     let in_cell = || -> Vec<String> {
-        std::fs::read_dir("/proc")
-            .expect("/proc")
-            .flatten()
-            .filter(|e| {
-                std::fs::read_to_string(e.path().join("cgroup")).is_ok_and(|c| c.contains(&group))
-            })
-            .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        processes()
+            .iter()
+            .filter(|p| p.cgroup().contains(&group))
+            .map(|p| p.stat())
+            .filter(|s| !s.is_empty())
             .collect()
     };
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -191,17 +177,10 @@ fn sigint_during_a_slow_check_ends_the_run_at_once() {
 /// commands and cluster) or below it (a real node's containers sit in groups of their own).
 pub(crate) fn in_group(name: &str) -> Vec<String> {
     let group = format!("labcheck/{name}");
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter(|e| {
-            std::fs::read_to_string(e.path().join("cgroup")).is_ok_and(|c| {
-                c.lines()
-                    .any(|l| l.ends_with(&group) || l.contains(&format!("{group}/")))
-            })
-        })
-        .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
-        .map(|c| c.replace('\0', " "))
+    processes()
+        .iter()
+        .filter(|p| p.in_group(&group))
+        .map(|p| p.cmdline())
         .collect()
 }
 
@@ -244,13 +223,7 @@ fn an_interrupted_step_n_leaves_no_cell_process_or_partial_checkpoint() {
         }
         assert_eq!(in_group(&name), Vec::<String>::new(), "after {delay} s");
         let marker = state.path().display().to_string();
-        let named: Vec<String> = std::fs::read_dir("/proc")
-            .expect("/proc")
-            .flatten()
-            .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
-            .map(|c| c.replace('\0', " "))
-            .filter(|c| c.contains(&marker))
-            .collect();
+        let named = processes_with(&marker);
         assert_eq!(named, Vec::<String>::new(), "after {delay} s");
         assert!(cells(state.path()).is_empty(), "{:?}", cells(state.path()));
         let aside: Vec<String> = std::fs::read_dir(state.path().join("checkpoints"))

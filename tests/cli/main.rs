@@ -1,5 +1,8 @@
 //! CLI tests: the real `labcheck` binary on fixture labs. Each area is a module.
 
+#[path = "../support/mod.rs"]
+mod support;
+
 mod author;
 mod broken;
 mod checkpoint;

@@ -8,36 +8,11 @@
 //! node, istiod and the proxies included), mount or control group behind.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use assert_cmd::cargo::CommandCargoExt;
-
 /// Starts `labcheck run LAB ARGS…` with a state directory of its own.
-pub(crate) fn start(state: &Path, reports: &Path, lab: &str, args: &[&str]) -> Child {
-    Command::cargo_bin("labcheck")
-        .expect("binary")
-        .env("LABCHECK_STATE_DIR", state)
-        .args(["run", lab])
-        .args(args)
-        .arg("--report-dir")
-        .arg(reports)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("labcheck starts")
-}
-
-/// Waits for the run (at most 10 minutes); its exit code and its output.
-pub(crate) fn finish(child: Child) -> (Option<i32>, String) {
-    let out = child.wait_with_output().expect("wait");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.code(), text)
-}
+pub(crate) use crate::support::{finish, start};
 
 /// What a run left behind: processes that name the state directory or sit in a cell's control
 /// group of that run, mounts of the state directory, and the run's control groups.
@@ -45,13 +20,10 @@ pub(crate) fn leftovers(state: &Path, run: u32) -> Vec<String> {
     let state = state.display().to_string();
     let suffix = format!("-{run}");
     let mut left = Vec::new();
-    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let read = |f: &str| std::fs::read(e.path().join(f)).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&read("cmdline")).replace('\0', " ");
-        let cgroup = String::from_utf8_lossy(&read("cgroup")).into_owned();
-        let in_cell = in_run(&cgroup, run);
-        if cmdline.contains(&state) || in_cell {
-            left.push(format!("process {:?}: {cmdline}", e.file_name()));
+    for p in crate::support::processes() {
+        let cmdline = p.cmdline();
+        if cmdline.contains(&state) || in_run(&p.cgroup(), run) {
+            left.push(format!("process {:?}: {cmdline}", p.pid.to_string()));
         }
         // Another cell that ran when this state directory was first used hides its areas under
         // an empty read-only tmpfs for as long as it runs: that blindfold is not the run's.
@@ -61,9 +33,14 @@ pub(crate) fn leftovers(state: &Path, run: u32) -> Vec<String> {
                 && fields.get(5).is_some_and(|o| o.starts_with("ro"))
                 && fields.get(4).is_some_and(|p| p.starts_with(&state))
         };
-        let mounts = String::from_utf8_lossy(&read("mountinfo")).into_owned();
-        if mounts.lines().any(|l| l.contains(&state) && !hides(l)) {
-            left.push(format!("a mount of the state dir in {:?}", e.file_name()));
+        if p.mountinfo()
+            .lines()
+            .any(|l| l.contains(&state) && !hides(l))
+        {
+            left.push(format!(
+                "a mount of the state dir in {:?}",
+                p.pid.to_string()
+            ));
         }
     }
     let groups = Command::new("find")
@@ -157,22 +134,14 @@ fn an_injected_pods_proxy_runs_and_is_synced_on_both_versions() {
 /// `kubectl exec … sleep 300` runs in a container), with that name.
 fn proxies(run: u32) -> Vec<(u32, String)> {
     let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        let cgroup = std::fs::read_to_string(e.path().join("cgroup")).unwrap_or_default();
-        if !in_run(&cgroup, run) {
+    for p in crate::support::processes() {
+        let pid = p.pid;
+        if !in_run(&p.cgroup(), run) {
             continue;
         }
-        let exe = std::fs::read_link(e.path().join("exe")).unwrap_or_default();
-        let name = exe
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let name = p.exe_name();
         if ["pilot-agent", "envoy", "server"].contains(&name.as_str())
-            || cmdline == b"sleep\x00300\x00"
+            || p.cmdline() == "sleep 300 "
         {
             found.push((pid, name));
         }

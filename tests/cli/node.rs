@@ -131,18 +131,12 @@ fn sigterm_ends_a_real_node_with_its_containers_and_leaves_nothing() {
     let run = child.id();
     // nginx's workers run in the run's cell: found by their command line and control group.
     let nginx = || -> Vec<u32> {
-        std::fs::read_dir("/proc")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| {
-                let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-                let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
-                let cgroup = std::fs::read_to_string(e.path().join("cgroup")).ok()?;
-                (String::from_utf8_lossy(&cmdline).starts_with("nginx")
-                    && cgroup.contains(&format!("-{run}/")))
-                .then_some(pid)
+        crate::support::processes()
+            .iter()
+            .filter(|p| {
+                p.cmdline().starts_with("nginx") && p.cgroup().contains(&format!("-{run}/"))
             })
+            .map(|p| p.pid)
             .collect()
     };
     let deadline = Instant::now() + Duration::from_secs(240);
