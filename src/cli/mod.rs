@@ -229,13 +229,7 @@ pub async fn run(args: RunArgs) -> i32 {
         }
     };
     let sink_console = console.clone();
-    let summary = runner::run(
-        &opts,
-        &env,
-        cells,
-        Rc::new(move |e| sink_console.handle(&e)),
-    )
-    .await;
+    let summary = runner::run(&opts, &env, cells, sink_console).await;
     let written = console.record().publish(&opts.report_dir);
     for e in &summary.harness_errors {
         crate::errln!("labcheck: harness error: {e}");
@@ -310,13 +304,7 @@ async fn grade(args: GradeArgs) -> i32 {
     };
     let record = Rc::new(std::cell::RefCell::new(crate::report::Record::default()));
     let sink_record = record.clone();
-    let summary = match runner::grade(
-        &opts,
-        target,
-        Rc::new(move |e| sink_record.borrow_mut().apply(&e)),
-    )
-    .await
-    {
+    let summary = match runner::grade(&opts, target, sink_record).await {
         Ok(s) => s,
         Err(e) => {
             crate::errln!("labcheck grade: {e}");

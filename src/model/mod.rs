@@ -383,8 +383,21 @@ pub enum BuildPhase {
 /// turn it into text, others may look at what it is.
 pub type HarnessFault = std::sync::Arc<dyn std::error::Error + Send + Sync>;
 
+/// A consumer of the events of a run (and of the toolchain's builds): the console, the record,
+/// the live display, the build view, mutate's collectors — one interface, each event by
+/// reference, in the order it happened. A closure over `&Event` is one too.
+pub trait Reporter {
+    fn report(&self, event: &Event);
+}
+
+impl<F: Fn(&Event)> Reporter for F {
+    fn report(&self, event: &Event) {
+        self(event)
+    }
+}
+
 /// Where the toolchain's events go: from whatever thread its builds run on.
-pub type BuildSink = std::sync::Arc<dyn Fn(Event) + Send + Sync>;
+pub type BuildSink = std::sync::Arc<dyn Reporter + Send + Sync>;
 
 /// Everything the runner (and the toolchain, while it builds) tells the reporters. Sinks match
 /// every variant.

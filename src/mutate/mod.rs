@@ -197,7 +197,7 @@ pub struct Baseline {
 pub async fn baseline(run_opts: &RunOptions, env: &Environment, cells: Vec<CellPlan>) -> Baseline {
     let events = Rc::new(RefCell::new(Vec::new()));
     let sink_events = events.clone();
-    let sink: runner::Sink = Rc::new(move |e| sink_events.borrow_mut().push(e));
+    let sink: runner::Sink = Rc::new(move |e: &Event| sink_events.borrow_mut().push(e.clone()));
     let summary = runner::run(run_opts, env, cells.clone(), sink).await;
     let mut out: BTreeMap<String, (bool, Answers)> = BTreeMap::new();
     let mut slowest = Duration::ZERO;
@@ -340,7 +340,7 @@ pub async fn run_mutants(
     let seen: Rc<RefCell<Seen>> = Rc::default();
     let outcomes: Rc<RefCell<HashMap<String, Outcome>>> = Rc::default();
     let (s, o, m) = (seen.clone(), outcomes.clone(), Rc::new(by_slug));
-    let sink: runner::Sink = Rc::new(move |e| match e {
+    let sink: runner::Sink = Rc::new(move |e: &Event| match e {
         Event::StepFinished {
             cell,
             step,
@@ -348,15 +348,15 @@ pub async fn run_mutants(
             ..
         } => s
             .borrow_mut()
-            .entry(cell)
+            .entry(cell.clone())
             .or_default()
-            .push((step.line, outcome)),
+            .push((step.line, outcome.clone())),
         Event::CellFinished { cell, error, .. } => {
             let Some(mutant) = m.get(&cell.lab) else {
                 return;
             };
-            let steps = s.borrow_mut().remove(&cell).unwrap_or_default();
-            let error = error.map(|e| e.to_string());
+            let steps = s.borrow_mut().remove(cell).unwrap_or_default();
+            let error = error.as_ref().map(|e| e.to_string());
             let outcome = classify(mutant, &steps, error.as_deref());
             done(mutant, &outcome);
             o.borrow_mut().insert(mutant.id.clone(), outcome);

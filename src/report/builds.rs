@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
-use crate::model::{BuildPhase, BuildSink, Event};
+use crate::model::{BuildPhase, BuildSink, Event, Reporter};
 
 /// The console's view of tool builds.
 #[derive(Default)]
@@ -36,8 +36,7 @@ impl Builds {
 
     /// A sink for the toolchain.
     pub fn sink(self: &Arc<Self>) -> BuildSink {
-        let builds = Arc::clone(self);
-        Arc::new(move |event| builds.handle(&event))
+        Arc::clone(self) as BuildSink
     }
 
     fn say(&self, line: &str) {
@@ -49,6 +48,12 @@ impl Builds {
 
     /// Shows one event (anything but a tool build is not this view's).
     pub fn handle(&self, event: &Event) {
+        self.report(event)
+    }
+}
+
+impl Reporter for Builds {
+    fn report(&self, event: &Event) {
         let Event::ToolBuild { what, phase } = event else {
             return;
         };

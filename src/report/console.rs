@@ -60,8 +60,18 @@ impl Live {
         bar.set_message(message);
     }
 
+    fn cell_done(&self, cell: &CellId) {
+        if let Some(bar) = self.cells.borrow_mut().remove(cell) {
+            bar.finish_and_clear();
+            self.multi.remove(&bar);
+        }
+        self.total.inc(1);
+    }
+}
+
+impl crate::model::Reporter for Live {
     /// What an event changes on the live display.
-    fn show(&self, event: &Event) {
+    fn report(&self, event: &Event) {
         match event {
             Event::RunStarted { cells } => self.total.set_length(cells.len() as u64),
             Event::CellStarted { cell } => self.cell(cell, format!("{cell}: preparing")),
@@ -79,14 +89,6 @@ impl Live {
             | Event::ToolBuild { .. }
             | Event::CheckpointDiscarded { .. } => {}
         }
-    }
-
-    fn cell_done(&self, cell: &CellId) {
-        if let Some(bar) = self.cells.borrow_mut().remove(cell) {
-            bar.finish_and_clear();
-            self.multi.remove(&bar);
-        }
-        self.total.inc(1);
     }
 }
 
@@ -132,11 +134,76 @@ impl Console {
         self.builds.sink()
     }
 
-    pub fn handle(&self, event: &Event) {
+    /// A step's line: passed with its time, failed with its check's message and transcripts,
+    /// or why it did not run or was not graded.
+    fn step_finished(
+        &self,
+        name: &str,
+        outcome: &Outcome,
+        duration: std::time::Duration,
+        transcripts: &[crate::model::Transcript],
+        path: &str,
+    ) {
+        match outcome {
+            Outcome::Passed => {
+                let tries = crate::model::Transcript::tries(transcripts)
+                    .map(|n| format!(", {n} tries"))
+                    .unwrap_or_default();
+                say!(self, "  ✔ {name} ({:.2}s{tries})", duration.as_secs_f64())
+            }
+            Outcome::Failed { line, fault } | Outcome::Error { line, fault } => {
+                say!(self, "  ✘ {name}  {path}:{line}");
+                for l in fault.render().lines() {
+                    say!(self, "      {}", visible(l));
+                }
+                for t in transcripts {
+                    for l in t.render().lines() {
+                        say!(self, "      │ {}", visible(l));
+                    }
+                }
+            }
+            Outcome::NotRun { reason } => say!(self, "  - {name} (not run: {reason})"),
+            Outcome::NotGraded { reason } => say!(self, "  - {name} (not graded: {reason})"),
+        }
+    }
+
+    /// A cell's last lines: its harness error, where it is kept and how to enter it.
+    fn cell_finished(
+        &self,
+        cell: &CellId,
+        passed: bool,
+        kept: Option<&std::path::Path>,
+        error: Option<&str>,
+    ) {
+        if let Some(e) = error {
+            say!(self, "✘ {cell}: {e}");
+        }
+        if let Some(k) = kept {
+            say!(self, "  {cell}: kept at {}", k.display());
+            if let Some(name) = k.file_name().filter(|_| k.join("cell.json").exists()) {
+                let name = name.to_string_lossy();
+                say!(
+                    self,
+                    "  enter it with `labcheck shell {name}`, remove it with `labcheck down {name}`"
+                );
+            }
+        }
+        say!(self, "{} {cell}", if passed { "✔" } else { "✘" });
+    }
+
+    /// The record built so far.
+    pub fn record(&self) -> Record {
+        self.record.borrow().clone()
+    }
+}
+
+impl crate::model::Reporter for Console {
+    /// Folds the event into the record, shows it live, and writes its lines.
+    fn report(&self, event: &Event) {
         let mut record = self.record.borrow_mut();
         record.apply(event);
         if let Some(live) = &self.live {
-            live.show(event);
+            live.report(event);
         }
         match event {
             Event::RunStarted { cells } => say!(self, "labcheck: {} cell(s)", cells.len()),
@@ -205,68 +272,6 @@ impl Console {
                 say!(self, "labcheck: {:.1}s", duration.as_secs_f64());
             }
         }
-    }
-
-    /// A step's line: passed with its time, failed with its check's message and transcripts,
-    /// or why it did not run or was not graded.
-    fn step_finished(
-        &self,
-        name: &str,
-        outcome: &Outcome,
-        duration: std::time::Duration,
-        transcripts: &[crate::model::Transcript],
-        path: &str,
-    ) {
-        match outcome {
-            Outcome::Passed => {
-                let tries = crate::model::Transcript::tries(transcripts)
-                    .map(|n| format!(", {n} tries"))
-                    .unwrap_or_default();
-                say!(self, "  ✔ {name} ({:.2}s{tries})", duration.as_secs_f64())
-            }
-            Outcome::Failed { line, fault } | Outcome::Error { line, fault } => {
-                say!(self, "  ✘ {name}  {path}:{line}");
-                for l in fault.render().lines() {
-                    say!(self, "      {}", visible(l));
-                }
-                for t in transcripts {
-                    for l in t.render().lines() {
-                        say!(self, "      │ {}", visible(l));
-                    }
-                }
-            }
-            Outcome::NotRun { reason } => say!(self, "  - {name} (not run: {reason})"),
-            Outcome::NotGraded { reason } => say!(self, "  - {name} (not graded: {reason})"),
-        }
-    }
-
-    /// A cell's last lines: its harness error, where it is kept and how to enter it.
-    fn cell_finished(
-        &self,
-        cell: &CellId,
-        passed: bool,
-        kept: Option<&std::path::Path>,
-        error: Option<&str>,
-    ) {
-        if let Some(e) = error {
-            say!(self, "✘ {cell}: {e}");
-        }
-        if let Some(k) = kept {
-            say!(self, "  {cell}: kept at {}", k.display());
-            if let Some(name) = k.file_name().filter(|_| k.join("cell.json").exists()) {
-                let name = name.to_string_lossy();
-                say!(
-                    self,
-                    "  enter it with `labcheck shell {name}`, remove it with `labcheck down {name}`"
-                );
-            }
-        }
-        say!(self, "{} {cell}", if passed { "✔" } else { "✘" });
-    }
-
-    /// The record built so far.
-    pub fn record(&self) -> Record {
-        self.record.borrow().clone()
     }
 }
 

@@ -246,6 +246,13 @@ impl CellRecord {
     }
 }
 
+/// The record as a run's reporter: each event folded in as it comes.
+impl crate::model::Reporter for std::cell::RefCell<Record> {
+    fn report(&self, event: &Event) {
+        self.borrow_mut().apply(event);
+    }
+}
+
 impl Record {
     /// Folds one event into the record.
     pub fn apply(&mut self, event: &Event) {

@@ -144,7 +144,7 @@ impl Adapter {
                 };
                 let step = self.lab_step(sc);
                 self.finished.push((step.line, outcome.clone()));
-                (self.sink)(Event::StepFinished {
+                self.sink.report(&Event::StepFinished {
                     cell: self.cell.id.clone(),
                     step,
                     outcome,

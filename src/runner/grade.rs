@@ -69,13 +69,13 @@ pub async fn grade(
     let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
     cell.grading = true;
     cell.kube = client;
-    sink(Event::RunStarted {
+    sink.report(&Event::RunStarted {
         cells: vec![(plan.id.clone(), (*plan.lab).clone(), plan.lines.clone())],
     });
-    sink(Event::CellStarted {
+    sink.report(&Event::CellStarted {
         cell: plan.id.clone(),
     });
-    sink(Event::EnvironmentReady {
+    sink.report(&Event::EnvironmentReady {
         cell: plan.id.clone(),
         tools: Default::default(),
         setup: started.elapsed(),
@@ -89,14 +89,14 @@ pub async fn grade(
         cell.sandbox.shutdown().await;
         let _ = std::fs::remove_dir_all(&dir);
     }
-    sink(Event::CellFinished {
+    sink.report(&Event::CellFinished {
         cell: plan.id.clone(),
         passed,
         kept: None,
         error: error.clone().map(|e| e as HarnessFault),
         peak_memory: None,
     });
-    sink(Event::RunFinished {
+    sink.report(&Event::RunFinished {
         interrupted: false,
         duration: started.elapsed(),
     });

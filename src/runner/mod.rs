@@ -43,7 +43,7 @@ use prepare::{Prepared, cell_tools, prepare};
 use scenarios::{Checkpointer, not_run, run_scenarios};
 
 /// Where events go: console, JUnit, summaries.
-pub type Sink = Rc<dyn Fn(Event)>;
+pub type Sink = Rc<dyn crate::model::Reporter>;
 
 /// How a run ended.
 #[derive(Debug, Default)]
@@ -116,13 +116,13 @@ pub async fn run(
     store.reap_partial();
     let slots = Rc::new(resume::Slots::default());
     for d in resume::arrange(opts, env, &store, &mut cells, &slots) {
-        sink(Event::CheckpointDiscarded {
+        sink.report(&Event::CheckpointDiscarded {
             lab: d.lab,
             line: d.line,
             reason: d.reason,
         });
     }
-    sink(Event::RunStarted {
+    sink.report(&Event::RunStarted {
         cells: cells
             .iter()
             .map(|c| (c.id.clone(), (*c.lab).clone(), c.lines.clone()))
@@ -168,7 +168,7 @@ pub async fn run(
     {
         summary.interrupted = Some(second);
     }
-    sink(Event::RunFinished {
+    sink.report(&Event::RunFinished {
         interrupted: interrupted.is_some(),
         duration: started.elapsed(),
     });
@@ -225,7 +225,7 @@ async fn clean_after_signal(opts: &RunOptions, cells: &[CellPlan], sink: &Sink) 
         return Some(signal);
     }
     for c in cells {
-        sink(Event::CellFinished {
+        sink.report(&Event::CellFinished {
             cell: c.id.clone(),
             passed: false,
             kept: None,
@@ -304,7 +304,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
     let id = plan.id.clone();
     let stopped = |error: Option<Arc<CellError>>, reason: &str| {
         not_run(&plan, sink, &plan.lines, reason);
-        sink(Event::CellFinished {
+        sink.report(&Event::CellFinished {
             cell: id.clone(),
             passed: false,
             kept: None,
@@ -317,7 +317,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
     let checkpoint = match start_from(shared, &plan).await {
         Ok(checkpoint) => checkpoint,
         Err((error, reason)) => {
-            sink(Event::CellStarted { cell: id.clone() });
+            sink.report(&Event::CellStarted { cell: id.clone() });
             return stopped(error, &reason);
         }
     };
@@ -325,7 +325,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
         let closing = Arc::new(CellError::Closing);
         return stopped(Some(closing.clone()), &closing.to_string());
     };
-    sink(Event::CellStarted { cell: id.clone() });
+    sink.report(&Event::CellStarted { cell: id.clone() });
     let keep = opts.keep || opts.purpose.keeps_cells();
     let dir = cell_dir(opts, &id);
     let _ = std::fs::remove_dir_all(&dir);
@@ -345,7 +345,7 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
             return stopped(Some(Arc::new(error)), &reason);
         }
     };
-    sink(Event::EnvironmentReady {
+    sink.report(&Event::EnvironmentReady {
         cell: id.clone(),
         tools: cell_tools(shared.env, &plan, cluster.as_deref()),
         setup,
@@ -497,7 +497,7 @@ async fn finish(
             .iter()
             .filter_map(|p| cell.sandbox.read(p).ok().map(|b| (p.clone(), b)))
             .collect();
-        sink(Event::Captured {
+        sink.report(&Event::Captured {
             cell: id.clone(),
             files,
         });
@@ -526,7 +526,7 @@ async fn finish(
         drop(cluster);
         let _ = std::fs::remove_dir_all(dir);
     }
-    sink(Event::CellFinished {
+    sink.report(&Event::CellFinished {
         cell: id.clone(),
         passed,
         kept,

@@ -185,7 +185,7 @@ fn scenario_context(
 pub(super) fn not_run(plan: &CellPlan, sink: &Sink, lines: &[usize], reason: &str) {
     for line in lines {
         if let Some(step) = plan.lab.steps.iter().find(|s| s.line == *line) {
-            sink(Event::StepFinished {
+            sink.report(&Event::StepFinished {
                 cell: plan.id.clone(),
                 step: step.clone(),
                 outcome: Outcome::NotRun {

@@ -84,7 +84,7 @@ impl Reporter {
     /// Tells the sink, if there is one.
     pub fn tell(&self, event: crate::model::Event) {
         if let Some(sink) = &self.0 {
-            sink(event);
+            sink.report(&event);
         }
     }
 }
