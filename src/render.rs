@@ -7,7 +7,14 @@ use cucumber::gherkin;
 
 use crate::lint::tags;
 use crate::model::{Lab, Lang};
-use crate::report::esc;
+
+/// `s` as HTML text (also inside a quoted attribute).
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
 
 /// What `render` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -768,7 +768,7 @@ fn a_failed_download_falls_back_to_the_go_module() {
 
 #[test]
 fn install_resolves_the_default_matrix_and_doctor_then_finds_everything() {
-    use labcheck::toolchain::commands;
+    use labcheck::cli::tools as commands;
     let versions = repo_versions();
     let tc = real_toolchain();
     assert_eq!(
@@ -816,7 +816,7 @@ fn install_resolves_the_default_matrix_and_doctor_then_finds_everything() {
 
 #[test]
 fn doctor_without_go_or_cache_says_what_is_missing() {
-    use labcheck::toolchain::commands;
+    use labcheck::cli::tools as commands;
     let cache = tempfile::tempdir().expect("tempdir");
     let tc = Toolchain::new(cache.path().to_path_buf()).with_go(PathBuf::from("/nonexistent/go"));
     let versions = repo_versions();

@@ -28,6 +28,7 @@ use sha2::{Digest, Sha256};
 
 use crate::cell::Cell;
 use crate::cluster::local::EtcdState;
+use crate::cluster::pool::Saved;
 use crate::model::{Lab, LabStep, StepKind};
 use crate::steps::lab::CompiledLab;
 
@@ -157,11 +158,15 @@ impl Checkpoint {
     /// Copies the checkpoint's etcd data into a new cell's cluster directory (before its
     /// cluster starts).
     pub async fn restore_cluster(&self, cluster_dir: &Path) -> io::Result<()> {
-        if !self.state.cluster {
-            return Ok(());
+        self.saved().restore(cluster_dir).await
+    }
+
+    /// What a cluster starts from to hold what this checkpoint's cluster held.
+    pub fn saved(&self) -> Saved {
+        Saved {
+            key: self.key.to_string(),
+            etcd: self.state.cluster.then(|| self.dir.join("etcd")),
         }
-        std::fs::create_dir_all(cluster_dir)?;
-        crate::sandbox::tree::copy(&self.dir.join("etcd"), &cluster_dir.join("etcd")).await
     }
 }
 

@@ -14,6 +14,7 @@ use crate::toolchain::{self, Toolchain};
 
 mod args;
 mod cells;
+pub mod tools;
 
 pub use args::{
     Cli, ClusterKind, Command, GradeArgs, GradeFormat, MutateArgs, RunArgs, ToolsAction,
@@ -100,12 +101,12 @@ where
             Ok((tc, versions)) => match action {
                 ToolsAction::Install { istio } => runtime.block_on(async {
                     let tc = tc.with_progress(crate::report::builds::Builds::on_stderr().sink());
-                    let install = toolchain::commands::install(&tc, &versions, &istio);
+                    let install = tools::install(&tc, &versions, &istio);
                     runner::interruptible(install)
                         .await
                         .unwrap_or_else(|signal| interrupted_install(&tc, signal))
                 }),
-                ToolsAction::List => toolchain::commands::list(&tc),
+                ToolsAction::List => tools::list(&tc),
             },
         },
         Command::Doctor { istio } => match tool_setup() {
@@ -113,9 +114,7 @@ where
                 crate::errln!("labcheck: {e}");
                 2
             }
-            Ok((tc, versions)) => {
-                runtime.block_on(toolchain::commands::doctor(&tc, &versions, &istio))
-            }
+            Ok((tc, versions)) => runtime.block_on(tools::doctor(&tc, &versions, &istio)),
         },
         Command::Mutate(args) => runtime.block_on(mutate(args)),
         Command::Ps => cells::ps(),

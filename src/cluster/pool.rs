@@ -21,7 +21,6 @@ use std::time::Duration;
 
 use super::etcd::{self, Etcd, EtcdError, Snapshot};
 use super::{CellEnv, Cluster, ClusterBackend, ClusterError, Local, local};
-use crate::checkpoint::{Checkpoint, Key};
 use crate::sandbox::{Limits, Network, Sandbox, SandboxOptions};
 
 /// Keys the running API server writes for itself (its identity lease, the compaction mark, the
@@ -53,7 +52,26 @@ const SETTLE: Duration = Duration::from_millis(100);
 enum Target {
     /// A fresh cluster (no checkpoint).
     Fresh,
-    Checkpoint(Key),
+    Checkpoint(String),
+}
+
+/// What a cluster is started from: a checkpoint's key and its copy of etcd (none when the
+/// checkpoint holds no cluster).
+#[derive(Clone, Debug)]
+pub struct Saved {
+    pub key: String,
+    pub etcd: Option<std::path::PathBuf>,
+}
+
+impl Saved {
+    /// Places the saved etcd in a cluster's directory, where the cluster's start finds it.
+    pub async fn restore(&self, cluster_dir: &std::path::Path) -> std::io::Result<()> {
+        let Some(etcd) = &self.etcd else {
+            return Ok(());
+        };
+        std::fs::create_dir_all(cluster_dir)?;
+        crate::sandbox::tree::copy(etcd, &cluster_dir.join("etcd")).await
+    }
 }
 
 /// How the pool served its cells.
@@ -134,7 +152,7 @@ impl Pool {
 
     /// Lends a cluster holding what a cluster started from `checkpoint` (a fresh one without)
     /// holds; waits while every slot is lent.
-    pub async fn lend(&self, checkpoint: Option<&Checkpoint>) -> Result<Lease, ClusterError> {
+    pub async fn lend(&self, checkpoint: Option<&Saved>) -> Result<Lease, ClusterError> {
         let target = checkpoint.map_or(Target::Fresh, |c| Target::Checkpoint(c.key.clone()));
         let mut waited = false;
         let slot = loop {
@@ -277,7 +295,7 @@ impl Lease {
     async fn make_equal(
         &mut self,
         target: Target,
-        checkpoint: Option<&Checkpoint>,
+        checkpoint: Option<&Saved>,
     ) -> Result<(), ClusterError> {
         let snapshot = self.inner.state.borrow().targets.get(&target).cloned();
         if let Some(snapshot) = snapshot
@@ -343,7 +361,7 @@ impl Lease {
     async fn restart(
         &mut self,
         target: &Target,
-        checkpoint: Option<&Checkpoint>,
+        checkpoint: Option<&Saved>,
     ) -> Result<(), ClusterError> {
         let slot = self.slot.as_mut().expect("held");
         slot.serving = None;
@@ -355,7 +373,7 @@ impl Lease {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(io)?;
         if let Some(c) = checkpoint {
-            c.restore_cluster(&dir).await.map_err(io)?;
+            c.restore(&dir).await.map_err(io)?;
         }
         let env = CellEnv {
             sandbox: &slot.sandbox,

@@ -55,6 +55,36 @@ pub struct LabStep {
     pub kind: StepKind,
 }
 
+/// A cell's limits. Defaults hold the labs here (a local cluster's apiserver and etcd, istioctl),
+/// with room; a Feature tag changes them (`@memory=8GiB`, `@pids=8192`, `@cpus=1.5`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Limits {
+    /// Bytes of memory, page cache and tmpfs files included.
+    pub memory: u64,
+    /// Processes and threads.
+    pub pids: u64,
+    /// CPU time per wall-clock time, in thousandths of a CPU (1500: one and a half CPUs).
+    #[serde(default = "default_millicpus")]
+    pub millicpus: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            memory: 4 << 30,
+            pids: 4096,
+            millicpus: default_millicpus(),
+        }
+    }
+}
+
+/// Every CPU of the machine but half of one (at least half a CPU): a cell that spins on every
+/// core still leaves the machine usable.
+fn default_millicpus() -> u64 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    (cpus * 1000).saturating_sub(500).max(500)
+}
+
 /// One lab: a feature file.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Lab {
@@ -66,7 +96,7 @@ pub struct Lab {
     /// there, and reports point there.
     pub source: Option<PathBuf>,
     /// Its cells' memory and pids limits.
-    pub limits: crate::sandbox::Limits,
+    pub limits: Limits,
     /// The name of its cells: the file stem, or more of its path when two labs of a run share
     /// a stem.
     pub id: String,

@@ -489,13 +489,7 @@ pub fn verdicts(s: &StepRecord, steps: &[&cucumber::gherkin::Step]) -> Vec<crate
         .collect()
 }
 
-/// `s` as HTML text (also inside a quoted attribute).
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+pub use crate::render::esc;
 
 /// A cell's transcripts, step by step.
 pub fn transcript_text(c: &CellRecord) -> String {

@@ -65,7 +65,7 @@ pub(super) async fn prepare(
         (Some(pool), Some(Backend::Local(_)), Needs::Cluster | Needs::Istio) => {
             let t = Instant::now();
             let lease = pool
-                .lend(checkpoint)
+                .lend(checkpoint.map(Checkpoint::saved).as_ref())
                 .await
                 .map_err(|source| CellError::Cluster {
                     backend: "local",

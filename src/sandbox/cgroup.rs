@@ -18,35 +18,7 @@ const PARENT: &str = "labcheck";
 /// Between attempts to remove a group whose processes are still exiting.
 const PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
 
-/// A cell's limits. Defaults hold the labs here (a local cluster's apiserver and etcd, istioctl),
-/// with room; a Feature tag changes them (`@memory=8GiB`, `@pids=8192`, `@cpus=1.5`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Limits {
-    /// Bytes of memory, page cache and tmpfs files included.
-    pub memory: u64,
-    /// Processes and threads.
-    pub pids: u64,
-    /// CPU time per wall-clock time, in thousandths of a CPU (1500: one and a half CPUs).
-    #[serde(default = "default_millicpus")]
-    pub millicpus: u64,
-}
-
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            memory: 4 << 30,
-            pids: 4096,
-            millicpus: default_millicpus(),
-        }
-    }
-}
-
-/// Every CPU of the machine but half of one (at least half a CPU): a cell that spins on every
-/// core still leaves the machine usable.
-fn default_millicpus() -> u64 {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
-    (cpus * 1000).saturating_sub(500).max(500)
-}
+pub use crate::model::Limits;
 
 /// The CFS period the CPU limit is a share of (the kernel's default).
 const CPU_PERIOD_US: u64 = 100_000;
@@ -465,6 +437,6 @@ mod tests {
         assert_eq!(parse_cpus("-1"), None);
         assert_eq!(parse_cpus("many"), None);
         assert_eq!(parse_cpus("."), None);
-        assert!(default_millicpus() >= 500);
+        assert!(Limits::default().millicpus >= 500);
     }
 }

