@@ -413,15 +413,16 @@ pub enum BuildPhase {
 /// turn it into text, others may look at what it is.
 pub type HarnessFault = std::sync::Arc<dyn std::error::Error + Send + Sync>;
 
-/// A consumer of the events of a run (and of the toolchain's builds): the console, the record,
-/// the live display, the build view, mutate's collectors — one interface, each event by
-/// reference, in the order it happened. A closure over `&Event` is one too.
-pub trait Reporter {
-    fn report(&self, event: &Event);
+/// A consumer of a stream of events, each by reference in the order it happened — one interface
+/// for every reporter: of a run's [`Event`]s (and the toolchain's builds) the console, the record,
+/// the live display, the build view and mutate's collectors; of a mutation session's events
+/// (`mutate::console::Said`) its console. A closure over `&E` is one too.
+pub trait Reporter<E: ?Sized = Event> {
+    fn report(&self, event: &E);
 }
 
-impl<F: Fn(&Event)> Reporter for F {
-    fn report(&self, event: &Event) {
+impl<E: ?Sized, F: Fn(&E)> Reporter<E> for F {
+    fn report(&self, event: &E) {
         self(event)
     }
 }

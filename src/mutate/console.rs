@@ -1,13 +1,13 @@
 //! What a mutation session tells as it goes, as data ([`Told`]), and the writer that turns it into
 //! text on the terminal ([`Console`]). The session prints nothing itself: it tells a
-//! [`Reporter`], in the lab's language.
+//! [`Hearer`] (the one [`Reporter`] interface, over [`Said`]), in the lab's language.
 
 use std::path::Path;
 
 use super::generate::Mutant;
 use super::{Outcome, Result, report};
 use crate::cluster::pool::Stats;
-use crate::model::Lang;
+use crate::model::{Lang, Reporter};
 
 /// How `--list` marks a mutant: as the run would treat it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,17 +56,22 @@ pub enum Told<'a> {
     },
 }
 
-/// Who hears what a session tells.
-pub trait Reporter {
-    fn tell(&self, lang: Lang, told: Told<'_>);
+/// What a session tells, in the lab's language: one event of a session.
+pub struct Said<'a> {
+    pub lang: Lang,
+    pub told: Told<'a>,
 }
+
+/// Who hears what a session tells: a [`Reporter`] of its events, whatever they borrow.
+pub type Hearer = dyn for<'a> Reporter<Said<'a>>;
 
 /// The terminal: progress on stderr, the list, missed mutants and scores on stdout.
 pub struct Console;
 
-impl Reporter for Console {
-    fn tell(&self, lang: Lang, told: Told<'_>) {
-        match told {
+impl<'a> Reporter<Said<'a>> for Console {
+    fn report(&self, said: &Said<'a>) {
+        let lang = said.lang;
+        match said.told {
             Told::Listed { lab, mutants } => listed(lang, lab, mutants),
             Told::NothingSelected => crate::errln!(
                 "labcheck mutate: {}",

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use super::console::{Listing, Reporter, Told};
+use super::console::{Hearer, Listing, Said, Told};
 use super::{
     Baseline, Done, Loaded, MutateError, MutateOptions, Outcome, Result, generate, report,
 };
@@ -70,7 +70,7 @@ impl LabOutcome {
 /// Runs a mutation session, telling `reporter` how it goes.
 pub async fn mutate(
     req: &Request,
-    reporter: Rc<dyn Reporter>,
+    reporter: Rc<Hearer>,
 ) -> std::result::Result<LabOutcome, MutateError> {
     let loaded = super::load(&req.lab, req.step)?;
     let lang = loaded.lab.lang;
@@ -86,17 +86,20 @@ pub async fn mutate(
     if req.list {
         let mutants: Vec<(&generate::Mutant, Listing)> =
             listed.iter().map(|m| (m, listing(m))).collect();
-        reporter.tell(
+        reporter.report(&Said {
             lang,
-            Told::Listed {
+            told: Told::Listed {
                 lab: &req.lab,
                 mutants: &mutants,
             },
-        );
+        });
         return Ok(LabOutcome::Listed);
     }
     if listed.is_empty() {
-        reporter.tell(lang, Told::NothingSelected);
+        reporter.report(&Said {
+            lang,
+            told: Told::NothingSelected,
+        });
         return Ok(LabOutcome::NothingSelected);
     }
     let setup = runner::tool_setup_for(std::slice::from_ref(&req.lab));
@@ -122,11 +125,17 @@ pub async fn mutate(
     let builds = crate::report::builds::Builds::on_stderr().sink();
     let setup = setup.map(|(tc, versions)| (tc.with_progress(builds), versions));
     let env = runner::environment_for(&setup, &ClusterChoice::default(), &cells).await?;
-    reporter.tell(lang, Told::Baseline { cells: cells.len() });
+    reporter.report(&Said {
+        lang,
+        told: Told::Baseline { cells: cells.len() },
+    });
     let baseline = super::baseline(&base, &env, cells).await;
     for (label, step) in &baseline.resumed {
         let step = *step;
-        reporter.tell(lang, Told::BaselineResumed { label, step });
+        reporter.report(&Said {
+            lang,
+            told: Told::BaselineResumed { label, step },
+        });
     }
     if let Some(signal) = baseline.interrupted {
         return Ok(LabOutcome::Ran {
@@ -212,7 +221,7 @@ struct Label<'a> {
     affected: Option<&'a super::select::Affected>,
     /// Kept outcomes, unless `--no-cache`.
     cache: Option<super::cache::Cache>,
-    reporter: Rc<dyn Reporter>,
+    reporter: Rc<Hearer>,
 }
 
 impl Label<'_> {
@@ -251,7 +260,10 @@ impl Label<'_> {
             match self.cache.as_ref().and_then(|c| c.get(&text)) {
                 Some(outcome) => {
                     let r = result(m, outcome, true);
-                    self.reporter.tell(lang, Told::Mutant(&r));
+                    self.reporter.report(&Said {
+                        lang,
+                        told: Told::Mutant(&r),
+                    });
                     results.push(r);
                     kept += 1;
                 }
@@ -259,14 +271,14 @@ impl Label<'_> {
             }
         }
         let to_run = viable.len();
-        self.reporter.tell(
+        self.reporter.report(&Said {
             lang,
-            Told::Planned {
+            told: Told::Planned {
                 label,
                 to_run,
                 kept,
             },
-        );
+        });
         if viable.is_empty() {
             return Ok(None);
         }
@@ -299,12 +311,18 @@ impl Label<'_> {
                 equivalent: eq.get(&m.id).cloned(),
                 cached: false,
             };
-            reporter.tell(lang, Told::Mutant(&r));
+            reporter.report(&Said {
+                lang,
+                told: Told::Mutant(&r),
+            });
         });
         let ran = super::run_mutants(&run_opts, self.env, cells, by_slug, done).await;
         let (outcomes, stopped) = (ran.outcomes, ran.interrupted);
         if let Some(stats) = &ran.clusters {
-            self.reporter.tell(lang, Told::Clusters { label, stats });
+            self.reporter.report(&Said {
+                lang,
+                told: Told::Clusters { label, stats },
+            });
         }
         let _ = std::fs::remove_dir_all(&self.dir);
         for m in viable {
@@ -327,7 +345,7 @@ impl Label<'_> {
 fn finish(
     req: &Request,
     lang: Lang,
-    reporter: &dyn Reporter,
+    reporter: &Hearer,
     mut results: Vec<Result>,
     interrupted: Option<i32>,
 ) -> std::result::Result<LabOutcome, MutateError> {
@@ -335,13 +353,13 @@ fn finish(
         (&a.label, a.mutant.lines, &a.mutant.id).cmp(&(&b.label, b.mutant.lines, &b.mutant.id))
     });
     let lab = &req.lab;
-    reporter.tell(
+    reporter.report(&Said {
         lang,
-        Told::Scores {
+        told: Told::Scores {
             lab,
             results: &results,
         },
-    );
+    });
     let dir = req.report_dir.join("mutants");
     report::write(&dir, lab, &results).map_err(|source| MutateError::Report {
         path: dir.clone(),
@@ -369,14 +387,14 @@ fn finish(
         })?;
         skeleton = Some(path);
     }
-    reporter.tell(
+    reporter.report(&Said {
         lang,
-        Told::Written {
+        told: Told::Written {
             lab,
             reports: &dir,
             skeleton: skeleton.as_deref(),
         },
-    );
+    });
     Ok(LabOutcome::Ran {
         unmarked: !unmarked.is_empty(),
         errors: results
