@@ -492,24 +492,16 @@ fn set_id_bits_never_leave_a_cell_and_the_state_dir_is_its_owners() {
     );
     // A checkpoint after step 1 (the author's loop writes one), and a failed run's leftovers.
     checkpoint_then_leftovers(&trial, &lab);
-    let found = |root: &Path| -> Vec<(PathBuf, u32)> {
-        let mut out = Vec::new();
-        let mut stack = vec![root.to_owned()];
-        while let Some(dir) = stack.pop() {
-            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let meta = std::fs::symlink_metadata(e.path()).expect("meta");
-                if meta.is_dir() {
-                    stack.push(e.path());
-                } else if e.file_name() == "id" {
-                    out.push((e.path(), meta.permissions().mode()));
-                }
-            }
-        }
-        out
-    };
-    let copies: Vec<(PathBuf, u32)> = found(&trial.state.path().join("checkpoints"))
-        .into_iter()
-        .chain(found(&trial.reports()))
+    let copies: Vec<(PathBuf, u32)> = [trial.state.path().join("checkpoints"), trial.reports()]
+        .iter()
+        .flat_map(|root| files_named(root, "id"))
+        .map(|path| {
+            let mode = std::fs::symlink_metadata(&path)
+                .expect("meta")
+                .permissions()
+                .mode();
+            (path, mode)
+        })
         .collect();
     assert!(
         copies.len() >= 2,
