@@ -1,4 +1,4 @@
-//! The image cache on disk, content-addressed by [`build::key`](super::build::key):
+//! The image cache on disk, content-addressed by [`input::key`](super::input::key):
 //!
 //! ```text
 //! <cache>/images/<key>/image.tar    the docker-save archive

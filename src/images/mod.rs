@@ -15,6 +15,7 @@ mod bookinfo;
 mod build;
 mod cache;
 mod debian;
+mod input;
 mod layer;
 pub mod registry;
 mod run;
@@ -314,8 +315,8 @@ pub async fn cached(
     row: &'static Row,
 ) -> Result<Option<Built>, ImageError> {
     let cache = Cache::open(cache_dir)?;
-    let input = build::input(row, sources).await?;
-    let key = build::key(row, &input);
+    let input = input::input(row, sources).await?;
+    let key = input::key(row, &input);
     Ok(cache.load(&key).map(|meta| Built {
         reference: meta.references,
         archive: cache.archive(&key),
@@ -334,8 +335,8 @@ fn tags(row: &Row, sources: &Sources) -> Result<Vec<String>, ImageError> {
 
 async fn ensure_one(cache: &Cache, sources: &Sources, row: &Row) -> Result<Built, ImageError> {
     let image = row.name();
-    let input = build::input(row, sources).await?;
-    let key = build::key(row, &input);
+    let input = input::input(row, sources).await?;
+    let key = input::key(row, &input);
     let hit = |meta: Meta| Built {
         reference: meta.references,
         archive: cache.archive(&key),

@@ -345,7 +345,7 @@ async fn a_samples_image_is_keyed_by_the_samples_it_reads_and_needs_an_istio_ver
         binaries: Default::default(),
         istio: None,
     };
-    let err = build::input(row, &no_istio)
+    let err = super::input::input(row, &no_istio)
         .await
         .err()
         .map(|e| e.to_string());
@@ -371,8 +371,8 @@ async fn a_samples_image_is_keyed_by_the_samples_it_reads_and_needs_an_istio_ver
         ..no_istio.clone()
     };
     async fn key(row: &Row, s: &Sources) -> String {
-        let input = build::input(row, s).await.expect("input");
-        build::key(row, &input)
+        let input = super::input::input(row, s).await.expect("input");
+        super::input::key(row, &input)
     }
     let first = key(row, &sources(&samples)).await;
     // A file the recipe does not read leaves the key as it is; one it reads changes it.
