@@ -10,7 +10,7 @@ use cucumber::gherkin;
 
 use super::action::{Action, Check, listed_with_lines};
 use super::compile::{CompileError, Compiled, compile, compile_check};
-use super::names::{Names, UnknownName};
+use super::names::{LabelProblem, Names, UnknownName};
 use crate::model::Lang;
 
 /// One check a mistake lists, as written on its line and as compiled.
@@ -41,13 +41,15 @@ pub struct CompiledLab {
     steps: BTreeMap<usize, Result<Compiled, CompileError>>,
     listed: BTreeMap<usize, Vec<Listed>>,
     names: Names,
+    /// The naming comments that name nothing, or a name twice (lint reports them).
+    label_problems: Vec<LabelProblem>,
 }
 
 impl CompiledLab {
     /// Compiles every step of a feature (Background, Scenarios, Rules) and the checks its
     /// mistakes list; `text` is the feature's text, where the checks' names are.
     pub fn new(text: &str, feature: &gherkin::Feature) -> CompiledLab {
-        let (names, _) = Names::find(text, feature);
+        let (names, label_problems) = Names::find(text, feature);
         let mut steps = BTreeMap::new();
         let mut listed = BTreeMap::new();
         for step in super::all_steps(feature) {
@@ -75,6 +77,7 @@ impl CompiledLab {
             steps,
             listed,
             names,
+            label_problems,
         }
     }
 
@@ -116,6 +119,11 @@ impl CompiledLab {
     /// The lab's named checks and messages.
     pub fn names(&self) -> &Names {
         &self.names
+    }
+
+    /// The lab's naming comments that name nothing, or a name twice.
+    pub fn label_problems(&self) -> &[LabelProblem] {
+        &self.label_problems
     }
 
     /// The fixtures the lab's steps copy into a cell: each such step's line and the fixture's

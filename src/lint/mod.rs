@@ -142,7 +142,7 @@ pub fn lint_text(path: &Path, origin: &Path, text: &str) -> Result<Linted, Vec<P
     };
     let lang = language(text);
     let compiled = CompiledLab::new(text, &feature);
-    let problems = check_steps(path, origin, &feature, &compiled, lang, text);
+    let problems = check_steps(path, origin, &feature, &compiled, lang);
     if !problems.is_empty() {
         return Err(problems);
     }

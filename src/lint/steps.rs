@@ -12,7 +12,6 @@ use crate::model::Lang;
 use crate::steps::action::Action;
 use crate::steps::compile::{CompileError, Compiled};
 use crate::steps::lab::CompiledLab;
-use crate::steps::names::Names;
 use crate::steps::phrases::PHRASES;
 
 /// What lint finds wrong with a step that compiled: a fixture that is not in the repository.
@@ -86,11 +85,9 @@ pub(super) fn check_steps(
     feature: &gherkin::Feature,
     compiled: &CompiledLab,
     lang: Lang,
-    text: &str,
 ) -> Vec<Problem> {
     let mut problems = Vec::new();
-    let (_, label_problems) = Names::find(text, feature);
-    problems.extend(label_problems.into_iter().map(|p| {
+    problems.extend(compiled.label_problems().iter().cloned().map(|p| {
         Problem {
         path: path.to_owned(),
         line: p.line,
