@@ -27,9 +27,9 @@ pub struct Cell {
     pub kube: Option<kube::Client>,
     /// A timeout for every learner command, instead of the scenarios' own (mutants).
     pub timeout: Option<Duration>,
-    /// Where the host keeps the cell's Istio version as a release unpacks it (`samples/`,
-    /// `manifests/`): beside its istioctl, when that was built from its module.
-    pub istio_release: Option<PathBuf>,
+    /// The cell's Istio versions as a release unpacks them, older first (two in an upgrade
+    /// cell).
+    pub istio_releases: Vec<IstioRelease>,
     prepared: Mutex<HashSet<String>>,
     /// The files of the lab's directories as last seen (size, modification time), so each step
     /// reports only what it changed.
@@ -40,6 +40,17 @@ pub struct Cell {
     /// The learner-command time of the slowest step so far (the steps a checkpoint covers
     /// included).
     slowest: Mutex<Duration>,
+}
+
+/// One of a cell's Istio versions as a release unpacks it.
+#[derive(Clone, Debug)]
+pub struct IstioRelease {
+    /// Where the host keeps its `samples/` and `manifests/`: beside its istioctl, when that
+    /// was built from its module (`None` for an istioctl downloaded alone).
+    pub dir: Option<PathBuf>,
+    /// Its istioctl's name among the learner's tools: `istioctl`, or in an upgrade cell
+    /// `istioctl-<version>`.
+    pub istioctl: String,
 }
 
 impl std::fmt::Debug for Cell {
@@ -61,7 +72,7 @@ impl Cell {
             grading: false,
             kube: None,
             timeout: None,
-            istio_release: None,
+            istio_releases: Vec::new(),
             prepared: Mutex::new(HashSet::new()),
             seen: Mutex::new(HashMap::new()),
             fixtures: Mutex::new(Vec::new()),

@@ -16,9 +16,9 @@ pub enum Action {
     LabDirectory(PathBuf),
     /// A fixture of the repository (`src`, relative to the lab) copied to `dst` in the cell.
     Fixture { src: PathBuf, dst: PathBuf },
-    /// The cell's Istio version placed at the path as a learner's unpacked release has it:
-    /// `samples/` and `manifests/` of its module, `bin/istioctl`.
-    IstioRelease(PathBuf),
+    /// One of the cell's Istio versions placed at the path as a learner's unpacked release has
+    /// it: `samples/` and `manifests/` of its module, `bin/istioctl`.
+    IstioRelease(Release, PathBuf),
     /// The learner's commands.
     Run(Commands),
     /// A mistake scenario: each listed check (a Then phrase, as the lab's steps write it) must
@@ -29,6 +29,17 @@ pub enum Action {
     /// A check that may take a while to hold (`… within 30 seconds`): evaluated until it passes
     /// or the time is up, as controllers and istiod converge after a command returns.
     Eventually(Check, Duration),
+}
+
+/// Which of the cell's Istio versions a release step unpacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// The cell's version (a lab of one Istio version at a time).
+    Cell,
+    /// An upgrade cell's older version, the one it upgrades from.
+    From,
+    /// An upgrade cell's newer version, the one it upgrades to.
+    To,
 }
 
 /// A step's learner commands: run by bash in the cell as the next commands of the learner's
@@ -74,7 +85,7 @@ impl Action {
     pub fn validate(&self, lang: Lang) -> Result<(), String> {
         match self {
             Action::LabDirectory(dir) => checks::lab_path(dir).map_err(|e| e.render(lang)),
-            Action::Fixture { dst, .. } | Action::IstioRelease(dst) => {
+            Action::Fixture { dst, .. } | Action::IstioRelease(_, dst) => {
                 checks::lab_path(dst).map_err(|e| e.render(lang))
             }
             Action::Run(c) if c.script.trim().is_empty() => Err(lang

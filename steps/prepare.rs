@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use super::action::Release;
 use crate::cell::Cell;
 use crate::model::Lang;
 use crate::model::StepFault;
@@ -70,18 +71,38 @@ pub fn fixture(cell: &Cell, lang: Lang, src: &Path, dst: &Path) -> Result<(), St
         })
 }
 
-/// The cell's Istio version at `dst` as a learner's unpacked release has it: `samples/` and
-/// `manifests/` of its module (files 0644, executables 0755, as the release tarball has them)
-/// and `bin/istioctl`, a symlink to the cell's istioctl.
-pub fn istio_release(cell: &Cell, lang: Lang, dst: &Path) -> Result<(), StepFault> {
+/// One of the cell's Istio versions at `dst` as a learner's unpacked release has it:
+/// `samples/` and `manifests/` of its module (files 0644, executables 0755, as the release
+/// tarball has them) and `bin/istioctl`, a symlink to that version's istioctl.
+pub fn istio_release(cell: &Cell, lang: Lang, which: Release, dst: &Path) -> Result<(), StepFault> {
     cell.sandbox
         .contains(dst)
         .map_err(|e| step(e.to_string()))?;
     if !cell.first_time(&format!("release:{}", dst.display())) {
         return Ok(());
     }
-    let from = cell.istio_release.as_deref().ok_or_else(|| {
-        step(
+    let upgrade = cell.istio_releases.len() > 1;
+    let release = match (which, upgrade) {
+        (Release::Cell, false) | (Release::From, true) => cell.istio_releases.first(),
+        (Release::To, true) => cell.istio_releases.get(1),
+        (Release::Cell, true) | (Release::From | Release::To, false) => {
+            return Err(step(
+                lang.pick(
+                    "an upgrade lab (@upgrade) unpacks the release to upgrade from and the one \
+                     to upgrade to; a lab of one Istio version unpacks the cell's release",
+                    "アップグレードのラボ(@アップグレード)はアップグレード元とアップグレード先の\
+                     リリースを展開し、Istio のバージョンが 1 つのラボはセルのリリースを展開する",
+                )
+                .to_owned(),
+            ));
+        }
+    };
+    let release = release.cloned();
+    let from = release
+        .as_ref()
+        .and_then(|r| r.dir.as_deref())
+        .ok_or_else(|| {
+            step(
             lang.pick(
                 "no Istio release for this cell: the lab is not tagged @istio or @mesh, or its \
                  Istio version's istioctl was downloaded alone (samples/ and manifests/ come \
@@ -94,7 +115,7 @@ pub fn istio_release(cell: &Cell, lang: Lang, dst: &Path) -> Result<(), StepFaul
             )
             .to_owned(),
         )
-    })?;
+        })?;
     let mut entries = Vec::new();
     for dir in crate::toolchain::ISTIO_RELEASE {
         let tree = sandbox::tree::read(&from.join(dir)).map_err(|e| {
@@ -107,7 +128,8 @@ pub fn istio_release(cell: &Cell, lang: Lang, dst: &Path) -> Result<(), StepFaul
         entries.extend(tree.into_iter().map(|e| release_entry(e, dir)));
     }
     let to = dst.to_owned();
-    let istioctl = format!("{}/bin/istioctl", sandbox::SHARE);
+    let name = release.map_or_else(|| "istioctl".to_owned(), |r| r.istioctl);
+    let istioctl = format!("{}/bin/{name}", sandbox::SHARE);
     cell.sandbox
         .inside(move || {
             sandbox::tree::write(&entries, &to)?;

@@ -126,7 +126,7 @@ impl LabWorld {
         match action {
             Action::LabDirectory(dir) => prepare::lab_directory(&cell, lang, dir),
             Action::Fixture { src, dst } => prepare::fixture(&cell, lang, src, dst),
-            Action::IstioRelease(dst) => prepare::istio_release(&cell, lang, dst),
+            Action::IstioRelease(which, dst) => prepare::istio_release(&cell, lang, *which, dst),
             Action::Run(commands) => self.run(&cell, lang, commands).await,
             Action::Reject(_) => self.reject(&cell, lang, step).await,
             Action::Check(check) => {

@@ -182,6 +182,7 @@ fn report_plan_error(e: &PlanError) -> i32 {
         | PlanError::Empty(_)
         | PlanError::Nothing(_)
         | PlanError::NoIstio { .. }
+        | PlanError::NoUpgrade { .. }
         | PlanError::EmptyShard { .. } => 2,
     }
 }

@@ -72,6 +72,9 @@ pub mod tags {
     pub const KUBERNETES: &[&str] = &["kubernetes"];
     pub const ISTIO: &[&str] = &["istio"];
     pub const MESH: &[&str] = &["mesh", "メッシュ"];
+    /// A live mesh with two Istio versions, once per adjacent pair of the matrix (implies
+    /// `@mesh`).
+    pub const UPGRADE: &[&str] = &["upgrade", "アップグレード"];
     /// A real node: the kubelet, a container runtime, kube-proxy and CoreDNS.
     pub const NODE: &[&str] = &["node", "ノード"];
 

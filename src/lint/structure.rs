@@ -7,7 +7,7 @@ use std::path::Path;
 use cucumber::gherkin::{self, StepType};
 
 use super::{Problem, tags};
-use crate::steps::action::{Action, Commands};
+use crate::steps::action::{Action, Commands, Release};
 use crate::steps::lab::CompiledLab;
 use crate::steps::names::reference;
 use crate::steps::phrases::REJECTION;
@@ -45,7 +45,7 @@ pub(super) fn limits(
 fn release_steps<'a>(
     feature: &'a gherkin::Feature,
     compiled: &'a CompiledLab,
-) -> impl Iterator<Item = &'a gherkin::Step> {
+) -> impl Iterator<Item = (&'a gherkin::Step, Release)> {
     let background = feature.background.iter().flat_map(|b| b.steps.iter());
     let scenarios = feature.scenarios.iter().flat_map(|s| s.steps.iter());
     let rules = feature.rules.iter().flat_map(|r| {
@@ -54,11 +54,11 @@ fn release_steps<'a>(
             .flat_map(|b| b.steps.iter())
             .chain(r.scenarios.iter().flat_map(|s| s.steps.iter()))
     });
-    background.chain(scenarios).chain(rules).filter(|step| {
-        matches!(
-            compiled.action(step.position.line),
-            Some(Action::IstioRelease(_))
-        )
+    background.chain(scenarios).chain(rules).filter_map(|step| {
+        match compiled.action(step.position.line) {
+            Some(Action::IstioRelease(which, _)) => Some((step, *which)),
+            _ => None,
+        }
     })
 }
 
@@ -168,7 +168,9 @@ struct Made {
 /// Istio's release unpacked in a lab of no Istio version.
 fn feature_tags(found: &mut Found<'_>, feature: &gherkin::Feature, compiled: &CompiledLab) {
     let node = tags::has(&feature.tags, tags::NODE);
-    let istio = tags::has(&feature.tags, tags::ISTIO) || tags::has(&feature.tags, tags::MESH);
+    let upgrade = tags::has(&feature.tags, tags::UPGRADE);
+    let istio =
+        tags::has(&feature.tags, tags::ISTIO) || tags::has(&feature.tags, tags::MESH) || upgrade;
     if node && istio {
         found.problem(
             feature.position.line,
@@ -180,10 +182,35 @@ fn feature_tags(found: &mut Found<'_>, feature: &gherkin::Feature, compiled: &Co
              mesh on every Istio version",
         );
     }
+    for (step, which) in release_steps(feature, compiled) {
+        let wrong = match which {
+            Release::Cell if upgrade => Some((
+                "an upgrade cell holds two Istio versions: say which release is unpacked",
+                "unpack the release to upgrade from (`Istio's release to upgrade from is \
+                 unpacked at …`) and the one to upgrade to (`… to upgrade to …`)",
+            )),
+            Release::From | Release::To if !upgrade => Some((
+                "a release to upgrade from or to is unpacked only in an upgrade lab: the \
+                 Feature is not tagged @upgrade",
+                "tag the Feature @upgrade (each adjacent pair of the matrix then gets a cell \
+                 with both versions), or unpack the cell's release (`Istio's release is \
+                 unpacked at …`)",
+            )),
+            _ => None,
+        };
+        if let Some((message, hint)) = wrong {
+            found.problem(
+                step.position.line,
+                step.position.col,
+                message.to_owned(),
+                hint,
+            );
+        }
+    }
     if istio {
         return;
     }
-    for step in release_steps(feature, compiled) {
+    for (step, _) in release_steps(feature, compiled) {
         found.problem(
             step.position.line,
             step.position.col,
@@ -383,6 +410,35 @@ mod tests {
             assert_eq!((p[0].line, p[0].col), (4, 5), "{p:?}");
             assert!(p[0].message.contains("not tagged @istio or @mesh"), "{p:?}");
         }
+    }
+
+    #[test]
+    fn an_upgrade_lab_unpacks_the_releases_it_upgrades_from_and_to() {
+        let from = "    Given Istio's release to upgrade from is unpacked at \"/root/old\"\n";
+        let to = "    And Istio's release to upgrade to is unpacked at \"/root/new\"\n";
+        let cell = "    Given Istio's release is unpacked at \"/root/istio\"\n";
+        let lab = |tags: &str, steps: &str| {
+            lint(&format!(
+                "{tags}\nFeature: x\n  Background:\n{steps}  Scenario: y\n{STEP}"
+            ))
+        };
+        for tags in ["@upgrade", "@アップグレード", "@upgrade @mesh"] {
+            let p = lab(tags, &format!("{from}{to}"));
+            assert!(p.is_empty(), "{tags}: {p:?}");
+            let p = lab(tags, cell);
+            assert_eq!(p.len(), 1, "{tags}: {p:?}");
+            assert_eq!(p[0].line, 4, "{p:?}");
+            assert!(p[0].message.contains("say which release"), "{p:?}");
+        }
+        for tags in ["@istio", "@mesh"] {
+            let p = lab(tags, &format!("{from}{to}"));
+            assert_eq!(p.len(), 2, "{tags}: {p:?}");
+            assert!(p.iter().all(|p| p.message.contains("not tagged @upgrade")));
+        }
+        let p = lint(&format!(
+            "@node @upgrade\nFeature: x\n  Scenario: y\n{STEP}"
+        ));
+        assert!(p[0].message.contains("@node cannot be given"), "{p:?}");
     }
 
     #[test]

@@ -136,6 +136,38 @@ impl Lab {
     }
 }
 
+/// What joins an upgrade cell's two Istio versions in its label, older first: `1.30→1.31`.
+pub const UPGRADE: char = '→';
+
+/// The Istio versions of a matrix label: the one of a version's cell, or an upgrade cell's two,
+/// older first.
+pub fn label_versions(label: &str) -> Vec<&str> {
+    label.split(UPGRADE).collect()
+}
+
+/// An upgrade lab's labels: one per adjacent pair of the matrix's versions, ordered by version
+/// number, older → newer (`1.30→1.31`).
+pub fn upgrade_pairs(labels: &[String]) -> Vec<String> {
+    let mut sorted: Vec<&String> = labels.iter().collect();
+    sorted.sort_by(|a, b| version_order(a, b));
+    sorted.dedup();
+    sorted
+        .windows(2)
+        .map(|w| format!("{}{UPGRADE}{}", w[0], w[1]))
+        .collect()
+}
+
+/// Orders version labels by their dot-separated numbers (`1.9` before `1.10`); a part that is
+/// not a number compares as text.
+fn version_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let parts = |s: &str| -> Vec<(u64, String)> {
+        s.split(['.', '-'])
+            .map(|p| (p.parse().unwrap_or(u64::MAX), p.to_owned()))
+            .collect()
+    };
+    parts(a).cmp(&parts(b))
+}
+
 /// Identifies one cell: a lab (or one of its mistake scenarios) on one point of the matrix.
 #[derive(
     Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
@@ -153,7 +185,8 @@ impl CellId {
     pub fn slug(&self) -> String {
         let mut s = self.lab.clone();
         if self.label != "-" {
-            s.push_str(&format!("-{}", self.label.replace('.', "-")));
+            let label = self.label.replace('.', "-").replace(UPGRADE, "-to-");
+            s.push_str(&format!("-{label}"));
         }
         if let Some(m) = self.mistake {
             s.push_str(&format!("-mistake-l{m}"));
@@ -493,4 +526,28 @@ pub enum Event {
         interrupted: bool,
         duration: Duration,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upgrade_pairs_are_adjacent_versions_older_first() {
+        let labels = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(upgrade_pairs(&labels(&["1.31", "1.30"])), ["1.30→1.31"]);
+        assert_eq!(
+            upgrade_pairs(&labels(&["1.10", "1.9", "1.11"])),
+            ["1.9→1.10", "1.10→1.11"]
+        );
+        assert!(upgrade_pairs(&labels(&["1.31"])).is_empty());
+        assert_eq!(label_versions("1.30→1.31"), ["1.30", "1.31"]);
+        assert_eq!(label_versions("1.31"), ["1.31"]);
+        let id = CellId {
+            lab: "upgrade".into(),
+            label: "1.30→1.31".into(),
+            mistake: None,
+        };
+        assert_eq!(id.slug(), "upgrade-1-30-to-1-31");
+    }
 }

@@ -18,7 +18,8 @@ pub enum Needs {
     /// A cluster and istioctl, once per Istio version of the matrix (`@istio`).
     Istio,
     /// As [`Needs::Istio`], on a cluster with a real node ([`Needs::Node`]) that also holds
-    /// Istio's images of the cell's version, for the lab's own install (`@mesh`, `@メッシュ`).
+    /// Istio's images of the cell's version, for the lab's own install (`@mesh`, `@メッシュ`);
+    /// of both versions of an upgrade cell (`@upgrade`, `@アップグレード`).
     Mesh,
     /// A cluster with a real node: the kubelet, containerd, kube-proxy and CoreDNS, Pods
     /// running the image table's images (`@node`, `@ノード`).
@@ -28,7 +29,7 @@ pub enum Needs {
 impl Needs {
     pub fn of(feature_tags: &[String]) -> Needs {
         use crate::lint::tags;
-        if tags::has(feature_tags, tags::MESH) {
+        if tags::has(feature_tags, tags::MESH) || tags::has(feature_tags, tags::UPGRADE) {
             Needs::Mesh
         } else if tags::has(feature_tags, tags::NODE) {
             Needs::Node
@@ -83,6 +84,9 @@ pub struct Environment {
     pub istio: BTreeMap<String, Vec<Tool>>,
     /// Istio's images (`pilot`, `proxyv2`, the echo app) by matrix label.
     pub istio_images: BTreeMap<String, Vec<crate::images::Built>>,
+    /// An upgrade cell's istioctl of each of its versions, named `istioctl-<version>`, by the
+    /// cell's label (`1.30→1.31`).
+    pub upgrades: BTreeMap<String, Vec<Tool>>,
 }
 
 impl Environment {
@@ -97,23 +101,29 @@ impl Environment {
             images: Vec::new(),
             istio: BTreeMap::new(),
             istio_images: BTreeMap::new(),
+            upgrades: BTreeMap::new(),
         }
     }
 
     /// The tools a cell with `label` runs with.
     pub fn tools_for(&self, needs: Needs, label: &str) -> Vec<&Tool> {
         let mut tools = Vec::new();
+        let versions = crate::model::label_versions(label);
+        // An upgrade cell's `istioctl` is its older version's.
         if needs.istio()
-            && let Some(t) = self.istioctl.get(label)
+            && let Some(t) = self.istioctl.get(versions[0])
         {
             tools.push(t);
+            tools.extend(self.upgrades.get(label).into_iter().flatten());
         }
         if needs.cluster() {
             tools.extend(self.kubectl.iter());
             tools.extend(self.kubernetes.iter());
         }
         if needs == Needs::Mesh {
-            tools.extend(self.istio.get(label).into_iter().flatten());
+            for v in &versions {
+                tools.extend(self.istio.get(*v).into_iter().flatten());
+            }
         }
         if needs.node() {
             tools.extend(self.node.iter());
@@ -122,23 +132,21 @@ impl Environment {
     }
 
     /// The images a cell's node holds: the common ones, and for a `@mesh` cell Istio's of its
-    /// version.
+    /// version (of both, in an upgrade cell).
     fn images_for(&self, needs: Needs, label: &str) -> Vec<crate::images::Built> {
-        let istio = self
-            .istio_images
-            .get(label)
-            .filter(|_| needs == Needs::Mesh);
-        self.images
-            .iter()
-            .chain(istio.into_iter().flatten())
-            .cloned()
-            .collect()
+        let versions = match needs {
+            Needs::Mesh => crate::model::label_versions(label),
+            _ => Vec::new(),
+        };
+        let istio = versions.iter().filter_map(|v| self.istio_images.get(*v));
+        self.images.iter().chain(istio.flatten()).cloned().collect()
     }
 
     /// The binaries and images of a cell's real node, when all were resolved (for a `@mesh`
     /// cell, Istio's images of its version too).
     pub fn node_tools(&self, needs: Needs, label: &str) -> Option<crate::cluster::node::NodeTools> {
-        if needs == Needs::Mesh && !self.istio_images.contains_key(label) {
+        let versions = crate::model::label_versions(label);
+        if needs == Needs::Mesh && !versions.iter().all(|v| self.istio_images.contains_key(*v)) {
             return None;
         }
         use crate::toolchain::Tool as T;
@@ -247,6 +255,8 @@ mod tests {
     fn mesh_implies_istio_in_both_languages() {
         assert_eq!(Needs::of(&tags(&["mesh"])), Needs::Mesh);
         assert_eq!(Needs::of(&tags(&["メッシュ"])), Needs::Mesh);
+        assert_eq!(Needs::of(&tags(&["upgrade"])), Needs::Mesh);
+        assert_eq!(Needs::of(&tags(&["アップグレード"])), Needs::Mesh);
         assert_eq!(Needs::of(&tags(&["istio", "mesh"])), Needs::Mesh);
         assert_eq!(Needs::of(&tags(&["istio"])), Needs::Istio);
         assert_eq!(Needs::of(&tags(&["kubernetes"])), Needs::Cluster);
@@ -322,16 +332,46 @@ mod tests {
             .map(|(name, _)| name)
             .collect();
         assert_eq!(learner, ["istioctl", "kubectl"]);
-        let served = |needs, label| -> Vec<String> {
+        let served = |env: &Environment, needs, label| -> Vec<String> {
             env.node_tools(needs, label)
                 .map(|n| n.images.iter().flat_map(|i| i.reference.clone()).collect())
                 .unwrap_or_default()
         };
-        assert_eq!(served(Needs::Mesh, "1.31").len(), 2);
-        assert_eq!(served(Needs::Node, "-"), ["registry.k8s.io/pause:3.10.1"]);
+        assert_eq!(served(&env, Needs::Mesh, "1.31").len(), 2);
+        assert_eq!(
+            served(&env, Needs::Node, "-"),
+            ["registry.k8s.io/pause:3.10.1"]
+        );
         assert!(
             env.node_tools(Needs::Mesh, "1.30").is_none(),
             "no Istio images for 1.30"
         );
+        // An upgrade cell: the older istioctl as `istioctl`, both by version, both versions'
+        // images in its node.
+        let older = Tool {
+            path: PathBuf::from("/cache/1.30/istioctl"),
+            ..tool("istioctl")
+        };
+        env.istioctl.insert("1.30".into(), older);
+        env.istio_images.insert(
+            "1.30".into(),
+            vec![image("docker.io/istio/pilot:1.30-dev.9739e10e")],
+        );
+        let by_version = |v: &str| Tool {
+            name: format!("istioctl-{v}"),
+            ..tool(v)
+        };
+        env.upgrades.insert(
+            "1.30→1.31".into(),
+            vec![by_version("1.30"), by_version("1.31")],
+        );
+        let learner: Vec<(String, PathBuf)> =
+            learner_tools(&env.tools_for(Needs::Mesh, "1.30→1.31"));
+        assert_eq!(
+            learner.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+            ["istioctl", "istioctl-1.30", "istioctl-1.31", "kubectl"]
+        );
+        assert_eq!(learner[0].1, PathBuf::from("/cache/1.30/istioctl"));
+        assert_eq!(served(&env, Needs::Mesh, "1.30→1.31").len(), 3);
     }
 }

@@ -143,6 +143,11 @@ pub enum PlanError {
     #[error("{lab}: the lab is tagged @istio and there is no Istio version to run it on: {why}")]
     NoIstio { lab: String, why: String },
     #[error(
+        "{lab}: the lab is tagged @upgrade and the matrix has one Istio version ({matrix}): an \
+         upgrade runs from one version to the next, so give two (--istio 1.30,1.31)"
+    )]
+    NoUpgrade { lab: String, matrix: String },
+    #[error(
         "shard {shard} has no cells: the run plans {planned} labs × versions, so at most {planned} shards have work"
     )]
     EmptyShard { shard: Shard, planned: usize },
@@ -294,7 +299,18 @@ fn lab_cells(
             }),
         });
     }
+    let upgrade = lint::tags::has(&feature_tags, lint::tags::UPGRADE);
     let labels = match needs {
+        Needs::Mesh if upgrade => {
+            let pairs = crate::model::upgrade_pairs(&opts.istio);
+            if pairs.is_empty() {
+                return Err(PlanError::NoUpgrade {
+                    lab: file.display().to_string(),
+                    matrix: opts.istio.join(", "),
+                });
+            }
+            pairs
+        }
         Needs::Istio | Needs::Mesh => opts.istio.clone(),
         Needs::Sandbox | Needs::Cluster | Needs::Node => vec!["-".to_owned()],
     };

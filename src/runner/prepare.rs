@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{CellError, CellPlan, Environment, Needs, Shared, environment, hidden_dirs};
-use crate::cell::Cell;
+use crate::cell::{Cell, IstioRelease};
 use crate::checkpoint::Checkpoint;
 use crate::cluster::pool::{CellCluster, Lease};
 use crate::cluster::{Backend, CellEnv, Cluster};
@@ -92,7 +92,7 @@ pub(super) async fn prepare(
     let mut cell = Cell::new(plan.id.clone(), plan.lab.clone(), sandbox);
     cell.discrimination = opts.purpose.discrimination();
     cell.timeout = opts.timeout;
-    cell.istio_release = istio_release(&tools);
+    cell.istio_releases = istio_releases(&tools, &plan.id.label);
     if let Some(c) = checkpoint {
         let fixtures: Vec<PathBuf> = c.state.fixtures.iter().map(|(p, _)| p.clone()).collect();
         cell.sandbox.set_workdir(&c.state.workdir);
@@ -146,19 +146,31 @@ fn node_tools(
     })
 }
 
-/// Where the cell's Istio version is unpacked as a release: beside its istioctl, when that was
-/// built from its module with `samples/` and `manifests/`.
-fn istio_release(tools: &[&super::environment::Tool]) -> Option<PathBuf> {
-    tools
-        .iter()
-        .find(|t| t.name == "istioctl")
-        .and_then(|t| t.path.parent())
-        .filter(|dir| {
-            crate::toolchain::ISTIO_RELEASE
+/// The cell's Istio versions as releases unpack them: each beside its istioctl, when that was
+/// built from its module with `samples/` and `manifests/`. An upgrade cell's are its two
+/// versions' (`istioctl-<version>`).
+fn istio_releases(tools: &[&super::environment::Tool], label: &str) -> Vec<IstioRelease> {
+    let versions = crate::model::label_versions(label);
+    let names: Vec<String> = match versions.as_slice() {
+        [_] => vec!["istioctl".to_owned()],
+        _ => versions.iter().map(|v| format!("istioctl-{v}")).collect(),
+    };
+    names
+        .into_iter()
+        .map(|istioctl| IstioRelease {
+            dir: tools
                 .iter()
-                .all(|d| dir.join(d).is_dir())
+                .find(|t| t.name == istioctl)
+                .and_then(|t| t.path.parent())
+                .filter(|dir| {
+                    crate::toolchain::ISTIO_RELEASE
+                        .iter()
+                        .all(|d| dir.join(d).is_dir())
+                })
+                .map(Path::to_owned),
+            istioctl,
         })
-        .map(Path::to_owned)
+        .collect()
 }
 
 /// Starts the cell's own cluster, its state first restored from `checkpoint`; how long the

@@ -2,6 +2,7 @@
 //! matrix, every tool the planned cells need (built where the cache lacks it) and the cluster
 //! backend they run on. The command line only says what was asked; this decides what it means.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -122,6 +123,32 @@ fn node_sources(node: &[Tool]) -> crate::images::Sources {
     crate::images::Sources::of_node(|tool| path_of(node, tool).unwrap_or_default())
 }
 
+/// Each upgrade cell's istioctl of both its versions, as the learner finds them beside
+/// `istioctl` (its older version's): `istioctl-1.30`, `istioctl-1.31`.
+fn upgrade_tools(
+    istioctl: &BTreeMap<String, Tool>,
+    cells: &[CellPlan],
+) -> BTreeMap<String, Vec<Tool>> {
+    let mut upgrades = BTreeMap::new();
+    for cell in cells {
+        let versions = crate::model::label_versions(&cell.id.label);
+        if versions.len() < 2 {
+            continue;
+        }
+        let named = versions
+            .iter()
+            .filter_map(|v| {
+                istioctl.get(*v).map(|t| Tool {
+                    name: format!("istioctl-{v}"),
+                    ..t.clone()
+                })
+            })
+            .collect();
+        upgrades.insert(cell.id.label.clone(), named);
+    }
+    upgrades
+}
+
 /// Resolves every tool the planned cells need (building what the cache lacks) and the backend.
 async fn prepare(
     tc: &Toolchain,
@@ -130,11 +157,13 @@ async fn prepare(
     cells: &[CellPlan],
 ) -> Result<Environment, EnvironmentError> {
     let mut env = Environment::sandbox_only();
+    // The Istio versions the cells run: an upgrade cell's label names two.
     let labels = |mesh: bool| {
         let mut labels: Vec<String> = cells
             .iter()
             .filter(|c| c.needs.istio() && (!mesh || c.needs == Needs::Mesh))
-            .map(|c| c.id.label.clone())
+            .flat_map(|c| crate::model::label_versions(&c.id.label))
+            .map(str::to_owned)
             .collect();
         labels.sort();
         labels.dedup();
@@ -153,6 +182,7 @@ async fn prepare(
         let spec = versions.resolve(&label)?;
         env.istioctl.insert(label, tool(&tc.istioctl(&spec).await?));
     }
+    env.upgrades = upgrade_tools(&env.istioctl, cells);
     // A real node's tools and images, only when a `@node` or `@mesh` cell is planned.
     if node {
         let needs = [

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use cucumber::gherkin::StepType;
 
-use super::action::{Action, Check as AnyCheck, Commands, listed_checks};
+use super::action::{Action, Check as AnyCheck, Commands, Release, listed_checks};
 use super::args::Args;
 use crate::checks::{Check, ClusterCheck, Exit, Expect, OracleCheck, OutputExpect};
 use crate::sandbox::Shell;

@@ -53,7 +53,39 @@ pub(super) const PHRASES: &[Phrase] = &[
             example: r#"Istio のリリースを "/root/istio" に展開する"#,
             order: &[0],
         },
-        build: |a| Ok(Action::IstioRelease(a.path(0))),
+        build: |a| Ok(Action::IstioRelease(Release::Cell, a.path(0))),
+    },
+    Phrase {
+        ty: Given,
+        what: "an upgrade cell's older Istio version unpacked as a release: samples/, \
+               manifests/, bin/istioctl",
+        en: Sentence {
+            expr: r#"Istio's release to upgrade from is unpacked at {string}"#,
+            example: r#"Istio's release to upgrade from is unpacked at "/root/istio-old""#,
+            order: &[0],
+        },
+        ja: Sentence {
+            expr: r#"アップグレード元の Istio のリリースを {string} に展開する"#,
+            example: r#"アップグレード元の Istio のリリースを "/root/istio-old" に展開する"#,
+            order: &[0],
+        },
+        build: |a| Ok(Action::IstioRelease(Release::From, a.path(0))),
+    },
+    Phrase {
+        ty: Given,
+        what: "an upgrade cell's newer Istio version unpacked as a release: samples/, \
+               manifests/, bin/istioctl",
+        en: Sentence {
+            expr: r#"Istio's release to upgrade to is unpacked at {string}"#,
+            example: r#"Istio's release to upgrade to is unpacked at "/root/istio-new""#,
+            order: &[0],
+        },
+        ja: Sentence {
+            expr: r#"アップグレード先の Istio のリリースを {string} に展開する"#,
+            example: r#"アップグレード先の Istio のリリースを "/root/istio-new" に展開する"#,
+            order: &[0],
+        },
+        build: |a| Ok(Action::IstioRelease(Release::To, a.path(0))),
     },
     Phrase {
         ty: When,
