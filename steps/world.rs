@@ -17,6 +17,8 @@ use crate::model::{Attempt, Lang, Message, StepCheck, StepFault, Transcript, Ver
 
 /// How long a learner waits before running a step's commands again.
 const RETRY_PAUSE: Duration = Duration::from_secs(1);
+/// How many evaluations in a row a retried step's checks must pass to end its tries.
+const SETTLED_IN_A_ROW: usize = 2;
 
 /// What the scenario being run declares, captured by the runner's `before` hook.
 #[derive(Clone, Debug, Default)]
@@ -202,13 +204,18 @@ impl LabWorld {
         }
     }
 
-    /// Whether the scenario's checks are settled after a try: each passes now, or one cannot be
-    /// evaluated (trying again would not make it a verdict; the checks report it as an error).
+    /// Whether the scenario's checks are settled after a try: each passes in two evaluations in
+    /// a row, or one cannot be evaluated (trying again would not make it a verdict; the checks
+    /// report it as an error). Twice, because a proxy that took a new policy still serves the
+    /// connections it accepted before under the old one until they drain: one grader's request
+    /// can be refused on a new connection and the next answered on an old one.
     async fn settled(&self, cell: &Cell, checks: &[(&gherkin::Step, &Check, Lang)]) -> bool {
-        for (_, check, lang) in checks {
-            let result = evaluate(cell, check, *lang, self.last.as_ref(), self.timeout()).await;
-            if let Some(Err(Fault::Failed(_))) = result {
-                return false;
+        for _ in 0..SETTLED_IN_A_ROW {
+            for (_, check, lang) in checks {
+                let result = evaluate(cell, check, *lang, self.last.as_ref(), self.timeout()).await;
+                if let Some(Err(Fault::Failed(_))) = result {
+                    return false;
+                }
             }
         }
         true

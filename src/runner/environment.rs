@@ -139,7 +139,14 @@ impl Environment {
             _ => Vec::new(),
         };
         let istio = versions.iter().filter_map(|v| self.istio_images.get(*v));
-        self.images.iter().chain(istio.flatten()).cloned().collect()
+        // Both versions of an upgrade cell build the samples' images under the same tags: the
+        // newer version's is served, as a registry serves the last image pushed to a tag.
+        let mut images: Vec<crate::images::Built> = Vec::new();
+        for image in self.images.iter().chain(istio.flatten()) {
+            images.retain(|i| i.reference != image.reference);
+            images.push(image.clone());
+        }
+        images
     }
 
     /// The binaries and images of a cell's real node, when all were resolved (for a `@mesh`
@@ -355,8 +362,18 @@ mod tests {
         env.istioctl.insert("1.30".into(), older);
         env.istio_images.insert(
             "1.30".into(),
-            vec![image("docker.io/istio/pilot:1.30-dev.9739e10e")],
+            vec![
+                image("docker.io/istio/pilot:1.30-dev.9739e10e"),
+                image("registry.istio.io/release/tcp-echo-server:1.3"),
+            ],
         );
+        env.istio_images
+            .get_mut("1.31")
+            .expect("1.31's images")
+            .push(crate::images::Built {
+                digest: "sha256:1".into(),
+                ..image("registry.istio.io/release/tcp-echo-server:1.3")
+            });
         let by_version = |v: &str| Tool {
             name: format!("istioctl-{v}"),
             ..tool(v)
@@ -372,6 +389,12 @@ mod tests {
             ["istioctl", "istioctl-1.30", "istioctl-1.31", "kubectl"]
         );
         assert_eq!(learner[0].1, PathBuf::from("/cache/1.30/istioctl"));
-        assert_eq!(served(&env, Needs::Mesh, "1.30→1.31").len(), 3);
+        // pause, each version's pilot, and the sample both build under one tag: the newer's.
+        let images = env
+            .node_tools(Needs::Mesh, "1.30→1.31")
+            .expect("both versions' images")
+            .images;
+        assert_eq!(images.len(), 4, "{images:?}");
+        assert_eq!(images[3].digest, "sha256:1");
     }
 }

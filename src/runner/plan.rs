@@ -301,7 +301,8 @@ fn lab_cells(
     }
     let upgrade = lint::tags::has(&feature_tags, lint::tags::UPGRADE);
     let labels = match needs {
-        Needs::Mesh if upgrade => {
+        // Lint's and grade's placeholder point of the matrix stands for every pair too.
+        Needs::Mesh if upgrade && opts.istio != ["-"] => {
             let pairs = crate::model::upgrade_pairs(&opts.istio);
             if pairs.is_empty() {
                 return Err(PlanError::NoUpgrade {
@@ -351,4 +352,32 @@ fn lab_cells(
         }
     }
     Ok(cells)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The labels each lab of `features/istio/` is planned on, for the matrix `istio`.
+    fn labels(istio: &[&str]) -> BTreeMap<String, Vec<String>> {
+        let mut opts = RunOptions::new(vec![PathBuf::from("features/istio")], Purpose::Validate);
+        opts.istio = istio.iter().map(|s| s.to_string()).collect();
+        let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for c in plan(&opts).expect("the repository's labs plan") {
+            let labels = out.entry(c.id.lab).or_default();
+            if !labels.contains(&c.id.label) {
+                labels.push(c.id.label);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn an_upgrade_lab_runs_once_per_pair_and_the_others_once_per_version() {
+        let planned = labels(&["1.31", "1.30"]);
+        assert_eq!(planned["canary-upgrade"], ["1.30→1.31"]);
+        for (lab, labels) in planned.iter().filter(|(l, _)| *l != "canary-upgrade") {
+            assert_eq!(labels, &["1.31", "1.30"], "{lab}");
+        }
+    }
 }

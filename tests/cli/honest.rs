@@ -88,6 +88,25 @@ fn an_istio_lab_run_from_outside_the_repository_finds_its_versions_or_says_why()
 }
 
 #[test]
+fn an_upgrade_lab_on_one_istio_version_says_it_needs_two() {
+    // Refused before any tool is resolved or cell started: exit 2, never a silent pass.
+    labcheck()
+        .args([
+            "run",
+            "--istio",
+            "1.31",
+            "features/istio/canary-upgrade.feature",
+        ])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("passed").not())
+        .stderr(predicate::str::contains(
+            "canary-upgrade.feature: the lab is tagged @upgrade and the matrix has one Istio \
+             version (1.31)",
+        ));
+}
+
+#[test]
 fn grading_does_not_pass_a_step_it_could_not_evaluate() {
     let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
     let reports = tempfile::tempdir().expect("reports");
