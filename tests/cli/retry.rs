@@ -35,6 +35,21 @@ fn run(state: &Path, reports: &Path, lab: &str) -> (Option<i32>, String, String)
 }
 
 #[test]
+fn a_retried_step_settles_only_on_checks_that_pass_twice_in_a_row() {
+    let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
+    let _down = Down(state.path());
+    let reports = tempfile::tempdir().expect("reports");
+    let lab = "tests/labs/retry/flicker.feature";
+    let (code, stdout, stderr) = run(state.path(), reports.path(), lab);
+    // Evaluations 1 (pass), 2 (fail): try 2; 3 (fail): try 3; 4 and 5 pass: settled; the
+    // step's check is the sixth, and passes. Settling on one evaluation would have ended the
+    // tries at the first and failed the step's check on the second.
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("1 passed, 0 failed"), "{stdout}");
+    assert_eq!(tries(reports.path()), [1, 2, 3]);
+}
+
+#[test]
 fn a_step_runs_again_until_its_checks_pass_and_no_longer() {
     let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
     let _down = Down(state.path());
