@@ -78,7 +78,8 @@ pub fn istio_release(cell: &Cell, lang: Lang, which: Release, dst: &Path) -> Res
     cell.sandbox
         .contains(dst)
         .map_err(|e| step(e.to_string()))?;
-    if !cell.first_time(&format!("release:{}", dst.display())) {
+    // A learner's environment being graded has the release the learner unpacked.
+    if cell.grading || !cell.first_time(&format!("release:{}", dst.display())) {
         return Ok(());
     }
     let upgrade = cell.istio_releases.len() > 1;

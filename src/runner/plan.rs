@@ -303,7 +303,13 @@ fn lab_cells(
     let labels = match needs {
         // Lint's and grade's placeholder point of the matrix stands for every pair too.
         Needs::Mesh if upgrade && opts.istio != ["-"] => {
-            let pairs = crate::model::upgrade_pairs(&opts.istio);
+            // A pair given as such (a mutant runs on its baseline's pair) is kept as it is.
+            let (mut pairs, versions): (Vec<String>, Vec<String>) = opts
+                .istio
+                .iter()
+                .cloned()
+                .partition(|l| crate::model::label_versions(l).len() == 2);
+            pairs.extend(crate::model::upgrade_pairs(&versions));
             if pairs.is_empty() {
                 return Err(PlanError::NoUpgrade {
                     lab: file.display().to_string(),
@@ -376,6 +382,8 @@ mod tests {
     fn an_upgrade_lab_runs_once_per_pair_and_the_others_once_per_version() {
         let planned = labels(&["1.31", "1.30"]);
         assert_eq!(planned["canary-upgrade"], ["1.30→1.31"]);
+        // A mutant's run is given its baseline's pair.
+        assert_eq!(labels(&["1.30→1.31"])["canary-upgrade"], ["1.30→1.31"]);
         for (lab, labels) in planned.iter().filter(|(l, _)| *l != "canary-upgrade") {
             assert_eq!(labels, &["1.31", "1.30"], "{lab}");
         }
