@@ -98,12 +98,9 @@ pub fn istio_release(cell: &Cell, lang: Lang, which: Release, dst: &Path) -> Res
             ));
         }
     };
-    let release = release.cloned();
-    let from = release
-        .as_ref()
-        .and_then(|r| r.dir.as_deref())
-        .ok_or_else(|| {
-            step(
+    let release = release.and_then(|r| Some((r.dir.clone()?, r.istioctl.clone())));
+    let (from, name) = release.ok_or_else(|| {
+        step(
             lang.pick(
                 "no Istio release for this cell: the lab is not tagged @istio or @mesh, or its \
                  Istio version's istioctl was downloaded alone (samples/ and manifests/ come \
@@ -116,7 +113,7 @@ pub fn istio_release(cell: &Cell, lang: Lang, which: Release, dst: &Path) -> Res
             )
             .to_owned(),
         )
-        })?;
+    })?;
     let mut entries = Vec::new();
     for dir in crate::toolchain::ISTIO_RELEASE {
         let tree = sandbox::tree::read(&from.join(dir)).map_err(|e| {
@@ -129,7 +126,6 @@ pub fn istio_release(cell: &Cell, lang: Lang, which: Release, dst: &Path) -> Res
         entries.extend(tree.into_iter().map(|e| release_entry(e, dir)));
     }
     let to = dst.to_owned();
-    let name = release.map_or_else(|| "istioctl".to_owned(), |r| r.istioctl);
     let istioctl = format!("{}/bin/{name}", sandbox::SHARE);
     cell.sandbox
         .inside(move || {

@@ -183,7 +183,13 @@ fn feature_tags(found: &mut Found<'_>, feature: &gherkin::Feature, compiled: &Co
         );
     }
     for (step, which) in release_steps(feature, compiled) {
-        let wrong = match which {
+        let not_istio = (!istio).then_some((
+            "Istio's release is unpacked only in a lab of an Istio version: the Feature is not \
+             tagged @istio or @mesh",
+            "tag the Feature @istio (or @mesh for a live mesh): each Istio version's cell then \
+             gets that version's samples/, manifests/ and bin/istioctl",
+        ));
+        let wrong_release = match which {
             Release::Cell if upgrade => Some((
                 "an upgrade cell holds two Istio versions: say which release is unpacked",
                 "unpack the release to upgrade from (`Istio's release to upgrade from is \
@@ -198,7 +204,7 @@ fn feature_tags(found: &mut Found<'_>, feature: &gherkin::Feature, compiled: &Co
             )),
             _ => None,
         };
-        if let Some((message, hint)) = wrong {
+        for (message, hint) in wrong_release.into_iter().chain(not_istio) {
             found.problem(
                 step.position.line,
                 step.position.col,
@@ -206,20 +212,6 @@ fn feature_tags(found: &mut Found<'_>, feature: &gherkin::Feature, compiled: &Co
                 hint,
             );
         }
-    }
-    if istio {
-        return;
-    }
-    for (step, _) in release_steps(feature, compiled) {
-        found.problem(
-            step.position.line,
-            step.position.col,
-            "Istio's release is unpacked only in a lab of an Istio version: the Feature is \
-             not tagged @istio or @mesh"
-                .to_owned(),
-            "tag the Feature @istio (or @mesh for a live mesh): each Istio version's cell \
-             then gets that version's samples/, manifests/ and bin/istioctl",
-        );
     }
 }
 

@@ -198,6 +198,15 @@ impl Environment {
     }
 }
 
+/// The name the learner finds `version`'s istioctl under in a cell labelled `label`:
+/// `istioctl`, or in an upgrade cell, which holds two versions, `istioctl-<version>`.
+pub fn istioctl_name(label: &str, version: &str) -> String {
+    match crate::model::label_versions(label).len() {
+        1 => "istioctl".to_owned(),
+        _ => format!("istioctl-{version}"),
+    }
+}
+
 /// What only the cluster runs, never the learner (besides a real node's tools,
 /// [`crate::toolchain::node::node_tools`]).
 const CLUSTER_ONLY: &[&str] = &[

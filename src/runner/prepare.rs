@@ -150,13 +150,9 @@ fn node_tools(
 /// built from its module with `samples/` and `manifests/`. An upgrade cell's are its two
 /// versions' (`istioctl-<version>`).
 fn istio_releases(tools: &[&super::environment::Tool], label: &str) -> Vec<IstioRelease> {
-    let versions = crate::model::label_versions(label);
-    let names: Vec<String> = match versions.as_slice() {
-        [_] => vec!["istioctl".to_owned()],
-        _ => versions.iter().map(|v| format!("istioctl-{v}")).collect(),
-    };
-    names
+    crate::model::label_versions(label)
         .into_iter()
+        .map(|v| environment::istioctl_name(label, v))
         .map(|istioctl| IstioRelease {
             dir: tools
                 .iter()

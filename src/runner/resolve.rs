@@ -139,7 +139,7 @@ fn upgrade_tools(
             .iter()
             .filter_map(|v| {
                 istioctl.get(*v).map(|t| Tool {
-                    name: format!("istioctl-{v}"),
+                    name: super::environment::istioctl_name(&cell.id.label, v),
                     ..t.clone()
                 })
             })
