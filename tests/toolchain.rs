@@ -772,12 +772,12 @@ fn install_resolves_the_default_matrix_and_doctor_then_finds_everything() {
     let versions = repo_versions();
     let tc = real_toolchain();
     assert_eq!(
-        block_on(commands::install(&tc, &versions, &[])),
+        block_on(commands::install(&tc, &versions, &[], false)),
         0,
         "install failed"
     );
     assert_eq!(
-        block_on(commands::doctor(&tc, &versions, &[])),
+        block_on(commands::doctor(&tc, &versions, &[], false)),
         0,
         "doctor finds something missing"
     );
@@ -820,7 +820,7 @@ fn doctor_without_go_or_cache_says_what_is_missing() {
     let cache = tempfile::tempdir().expect("tempdir");
     let tc = Toolchain::new(cache.path().to_path_buf()).with_go(PathBuf::from("/nonexistent/go"));
     let versions = repo_versions();
-    assert_eq!(block_on(commands::doctor(&tc, &versions, &[])), 2);
+    assert_eq!(block_on(commands::doctor(&tc, &versions, &[], false)), 2);
     assert_eq!(commands::list(&tc), 0);
     let err = block_on(tc.etcd()).expect_err("no Go, no cache: etcd cannot be had");
     let message = error_chain(&err);
@@ -829,7 +829,12 @@ fn doctor_without_go_or_cache_says_what_is_missing() {
         "{message}"
     );
     assert_eq!(
-        block_on(commands::install(&tc, &versions, &["9.9".to_string()])),
+        block_on(commands::install(
+            &tc,
+            &versions,
+            &["9.9".to_string()],
+            false
+        )),
         2,
         "unknown label"
     );

@@ -38,6 +38,9 @@ pub enum Command {
         /// Istio versions to look for (default: the default matrix).
         #[arg(long, value_delimiter = ',')]
         istio: Vec<String>,
+        /// Look for the kind backend's tools too, and whether a Docker engine answers.
+        #[arg(long)]
+        kind: bool,
     },
     /// Print every phrase labs can use, English and Japanese, as a Markdown table.
     Vocabulary {
@@ -221,6 +224,10 @@ pub enum ToolsAction {
     Install {
         #[arg(long, value_delimiter = ',')]
         istio: Vec<String>,
+        /// Build the kind backend's tools too (kind, Docker, kubeadm, crictl, the `ptp` plugin)
+        /// and its node image's parts.
+        #[arg(long)]
+        kind: bool,
     },
     /// What the cache holds.
     List,

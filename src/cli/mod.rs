@@ -99,9 +99,9 @@ where
                 2
             }
             Ok((tc, versions)) => match action {
-                ToolsAction::Install { istio } => runtime.block_on(async {
+                ToolsAction::Install { istio, kind } => runtime.block_on(async {
                     let tc = tc.with_progress(crate::report::builds::Builds::on_stderr().sink());
-                    let install = tools::install(&tc, &versions, &istio);
+                    let install = tools::install(&tc, &versions, &istio, kind);
                     runner::interruptible(install)
                         .await
                         .unwrap_or_else(|signal| interrupted_install(&tc, signal))
@@ -109,12 +109,12 @@ where
                 ToolsAction::List => tools::list(&tc),
             },
         },
-        Command::Doctor { istio } => match tool_setup() {
+        Command::Doctor { istio, kind } => match tool_setup() {
             Err(e) => {
                 crate::errln!("labcheck: {e}");
                 2
             }
-            Ok((tc, versions)) => runtime.block_on(tools::doctor(&tc, &versions, &istio)),
+            Ok((tc, versions)) => runtime.block_on(tools::doctor(&tc, &versions, &istio, kind)),
         },
         Command::Mutate(args) => runtime.block_on(mutate(args)),
         Command::Ps => cells::ps(),

@@ -10,13 +10,13 @@ use crate::toolchain::{Need, Resolved, Source, Toolchain, Versions, download, er
 /// kube-apiserver, kubectl and etcd, then what a live mesh adds (pilot-discovery per version,
 /// kube-controller-manager, kube-scheduler, a real node's tools: see [`Need::all`]), building or downloading
 /// what the cache lacks.
-pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
+pub async fn install(tc: &Toolchain, versions: &Versions, istio: &[String], kind: bool) -> i32 {
     let tc = tc.clone().with_versions(versions);
     let Some(specs) = resolve_all(versions, istio) else {
         return 2;
     };
     let mut failed = 0;
-    for need in Need::all(&specs) {
+    for need in needs(&specs, kind) {
         let started = std::time::Instant::now();
         match tc.resolve(&need).await {
             Ok(resolved) => {
@@ -129,7 +129,7 @@ pub fn list(tc: &Toolchain) -> i32 {
 
 /// For each tool the matrix needs: found (version, source with its pins, path) or missing with
 /// what to do about it; and whether Go can build. Exit 2 when anything is missing.
-pub async fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i32 {
+pub async fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String], kind: bool) -> i32 {
     let tc = tc.clone().with_versions(versions);
     let Some(specs) = resolve_all(versions, istio) else {
         return 2;
@@ -151,7 +151,7 @@ pub async fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i3
             crate::toolchain::NO_ISTIOD_MODULE
         );
     }
-    for need in Need::all(&specs) {
+    for need in needs(&specs, kind) {
         let tool = need.tool();
         let version = tc.version_of(&need);
         match tc.lookup(&need) {
@@ -172,12 +172,33 @@ pub async fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String]) -> i3
         Ok(lines) => lines.iter().for_each(|l| crate::outln!("{l}")),
         Err(e) => crate::outln!("image    the table cannot be read: {}", error_chain(&e)),
     }
+    if kind {
+        let client = tc.lookup(&Need::Kind(crate::toolchain::Tool::Docker));
+        let client = client.map(|r| r.path).unwrap_or_else(|| "docker".into());
+        match crate::cluster::docker::engine_version(&client).await {
+            Ok(version) => crate::outln!("docker   an engine answers: {version}"),
+            Err(e) => {
+                missing += 1;
+                crate::outln!("docker   no engine answers ({e}): the kind backend needs one");
+            }
+        }
+    }
     if missing == 0 {
         0
     } else {
         crate::outln!("{missing} missing");
         2
     }
+}
+
+/// What `tools install` builds and `doctor` looks for: [`Need::all`], and the kind backend's
+/// tools when asked.
+fn needs(specs: &[crate::toolchain::IstioSpec], kind: bool) -> Vec<Need> {
+    let mut needs = Need::all(specs);
+    if kind {
+        needs.extend(Need::kind());
+    }
+    needs
 }
 
 /// What a user can do to get `need`, given whether Go works.
@@ -212,7 +233,7 @@ fn how_to_get(tc: &Toolchain, need: &Need, go_ok: bool) -> String {
             Some(format!("go.etcd.io/etcd/server/v3@{}", tc.etcd_version())),
         ),
         Need::Envoy => (None, None),
-        Need::Node(_) => (None, tc.module_of(need)),
+        Need::Node(_) | Need::Kind(_) => (None, tc.module_of(need)),
     };
     // Istio publishes istioctl archives, not pilot-discovery, pilot-agent or the echo app: a
     // build only.

@@ -1,11 +1,24 @@
-//! The `kind` backend's commands: a uniquely named cluster per cell, created with a selectable
-//! node image and deleted at the end. kind needs a container engine, which this project's own CI
-//! machines lack: the commands are unit-tested here and exercised by the GitHub Actions workflow
-//! under `ci/`.
+//! The `kind` backend: a uniquely named kind cluster per cell, on a Docker network of its own.
+//! With labcheck's node image (built offline, [`crate::images`]), the cell also runs a registry
+//! of the image table's images on that network's gateway, which the node's containerd pulls
+//! every image from, and the node runs every container through the runtime's policy (labcheck,
+//! mounted into the node). Everything goes with the cell: the cluster, the registry, the
+//! network — also when the cell is dropped (an interrupted run).
 
-use std::path::PathBuf;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::ClusterError;
+use super::docker::{self, Network};
+use super::processes::Processes;
+
+/// The port of a cell's registry on its network's gateway.
+pub const REGISTRY_PORT: u16 = 5000;
+/// How long the registry may take to answer.
+const REGISTRY_READY: Duration = Duration::from_secs(20);
 
 /// kind limits cluster names (they become container names and hostnames).
 pub fn cluster_name(cell: &str) -> String {
@@ -30,6 +43,83 @@ pub fn cluster_name(cell: &str) -> String {
     format!("{}-{hash}", name.trim_end_matches('-'))
 }
 
+/// Where a cell's kind node finds what labcheck gives it: the registry hosts configuration
+/// (every registry is the cell's registry) and labcheck itself, as the node's runc.
+#[derive(Clone, Debug)]
+pub struct NodeMounts {
+    /// A directory holding `_default/hosts.toml`.
+    pub registry_hosts: PathBuf,
+    /// labcheck's executable, run by the node's containerd as its runc (the runtime's policy).
+    pub policy: PathBuf,
+}
+
+/// Where the node sees labcheck's executable: by the name the runtime's policy answers to.
+pub const NODE_POLICY: &str = "/kind/labcheck/runc";
+
+/// The kind cluster's configuration for a cell. One control-plane node:
+/// - no default CNI (kind's `kindnetd` image has no recipe here): the node image holds the Pod
+///   network's configuration kindnetd would write for one node (`ptp`, `host-local`);
+/// - containerd pulls from the cell's registry, refuses a negative `oom_score_adj` it may lack
+///   the capability for, and runs every container through the runtime's policy;
+/// - no kube-proxy DaemonSet (a privileged Pod, which the policy refuses): the node runs it as
+///   a service ([`crate::images`]' kind node);
+/// - the kubelet takes cgroup v1 (`failCgroupV1: false`) and confines every Pod by the
+///   runtime's default seccomp profile unless it asks otherwise (which the policy refuses);
+///   kubeadm runs CoreDNS and etcd at the tags the image table builds.
+pub fn config(mounts: &NodeMounts, tags: &ImageTags) -> String {
+    format!(
+        r#"kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+networking:
+  disableDefaultCNI: true
+  kubeProxyMode: none
+nodes:
+- role: control-plane
+  extraMounts:
+  - hostPath: {hosts}
+    containerPath: /etc/containerd/certs.d
+    readOnly: true
+  - hostPath: {policy}
+    containerPath: {node_policy}
+    readOnly: true
+containerdConfigPatches:
+- |-
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "/etc/containerd/certs.d"
+  [plugins."io.containerd.grpc.v1.cri"]
+    restrict_oom_score_adj = true
+    sandbox_image = "{pause}"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+    BinaryName = "{node_policy}"
+kubeadmConfigPatches:
+- |
+  kind: ClusterConfiguration
+  dns:
+    imageTag: {coredns_tag}
+  etcd:
+    local:
+      imageTag: {etcd_tag}
+- |
+  kind: KubeletConfiguration
+  failCgroupV1: false
+  seccompDefault: true
+"#,
+        hosts = mounts.registry_hosts.display(),
+        policy = mounts.policy.display(),
+        node_policy = NODE_POLICY,
+        pause = tags.pause,
+        coredns_tag = tags.coredns,
+        etcd_tag = tags.etcd,
+    )
+}
+
+/// The images kubeadm and containerd are told to run, as the image table builds them.
+pub struct ImageTags {
+    pub pause: &'static str,
+    pub coredns: &'static str,
+    pub etcd: &'static str,
+}
+
 /// The kind commands for one cluster.
 #[derive(Clone, Debug)]
 pub struct KindCommand {
@@ -37,6 +127,12 @@ pub struct KindCommand {
     pub name: String,
     pub node_image: Option<String>,
     pub kubeconfig: PathBuf,
+    /// The cluster's configuration file, if any.
+    pub config: Option<PathBuf>,
+    /// The Docker network the node joins (kind's own `kind` network when none).
+    pub network: Option<String>,
+    /// The Docker client kind runs, first on its PATH.
+    pub docker: Option<PathBuf>,
 }
 
 impl KindCommand {
@@ -50,6 +146,9 @@ impl KindCommand {
         ];
         if let Some(image) = &self.node_image {
             args.extend(["--image".into(), image.clone()]);
+        }
+        if let Some(config) = &self.config {
+            args.extend(["--config".into(), config.display().to_string()]);
         }
         args.extend([
             "--kubeconfig".into(),
@@ -70,11 +169,39 @@ impl KindCommand {
         ]
     }
 
+    /// kind with the cell's network and Docker client.
+    fn command(&self) -> std::process::Command {
+        let mut command = std::process::Command::new(&self.kind);
+        if let Some(network) = &self.network {
+            command.env("KIND_EXPERIMENTAL_DOCKER_NETWORK", network);
+        }
+        if let Some(dir) = self.docker.as_deref().and_then(Path::parent) {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            let mut dirs = vec![dir.to_owned()];
+            dirs.extend(std::env::split_paths(&path));
+            if let Ok(joined) = std::env::join_paths(dirs) {
+                command.env("PATH", joined);
+            }
+        }
+        command
+    }
+
     async fn exec(&self, args: Vec<String>) -> Result<(), ClusterError> {
         let what = format!("{} {}", self.kind.display(), args.join(" "));
-        let mut command = tokio::process::Command::new(&self.kind);
-        command.args(&args);
+        let mut command = tokio::process::Command::from(self.command());
+        command.args(&args).kill_on_drop(true);
         super::processes::run(command, what).await
+    }
+
+    /// Deletes the cluster at once, blocking (a dropped cell's guard).
+    pub fn delete_now(&self) {
+        let _ = self
+            .command()
+            .args(self.delete_args())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
     }
 
     pub async fn create(&self) -> Result<(), ClusterError> {
@@ -84,6 +211,132 @@ impl KindCommand {
     pub async fn delete(&self) -> Result<(), ClusterError> {
         self.exec(self.delete_args()).await
     }
+}
+
+/// What a cell's kind cluster runs beside the node: its network and its registry.
+#[derive(Debug)]
+pub struct Beside {
+    pub network: Network,
+    pub registry: Processes,
+}
+
+impl Beside {
+    /// Makes the cell's network and starts its registry of `images` on the gateway; writes
+    /// what the node mounts under `dir`. Returns them with the node's mounts.
+    pub async fn start(
+        docker: &Path,
+        name: &str,
+        dir: &Path,
+        images: &[PathBuf],
+        keep: bool,
+    ) -> Result<(Beside, NodeMounts), ClusterError> {
+        let network = Network {
+            client: docker.to_owned(),
+            name: name.to_owned(),
+        };
+        // A network of the same name is a leftover of this cell's name: kind would reuse it.
+        network.remove().await?;
+        let gateway = network.create().await?;
+        let mut beside = Beside {
+            network,
+            registry: Processes::new(dir, keep),
+        };
+        match beside.serve(gateway, dir, images).await {
+            Ok(mounts) => Ok((beside, mounts)),
+            Err(e) => {
+                beside.stop().await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn serve(
+        &mut self,
+        gateway: Ipv4Addr,
+        dir: &Path,
+        images: &[PathBuf],
+    ) -> Result<NodeMounts, ClusterError> {
+        let address = SocketAddr::from((gateway, REGISTRY_PORT));
+        let helper = super::processes::helper()
+            .map_err(|e| ClusterError::Io(format!("labcheck's executable: {e}")))?;
+        let mut args = vec![
+            "registry".to_owned(),
+            format!("--listen={address}"),
+            format!("--log={}", dir.join("registry.log").display()),
+        ];
+        args.extend(images.iter().map(|i| i.display().to_string()));
+        let mut command = tokio::process::Command::new(&helper);
+        // A group of its own, which the list kills when dropped.
+        command.process_group(0);
+        self.registry
+            .spawn(command, "registry-server", &helper, &args)?;
+        wait_registry(address).await?;
+        let hosts = dir.join("certs.d");
+        let file = hosts.join("_default").join("hosts.toml");
+        std::fs::create_dir_all(hosts.join("_default"))
+            .and_then(|()| {
+                std::fs::write(
+                    &file,
+                    crate::images::registry::hosts_toml(&address.to_string()),
+                )
+            })
+            .map_err(|e| ClusterError::Io(format!("cannot write {}: {e}", file.display())))?;
+        Ok(NodeMounts {
+            registry_hosts: hosts,
+            policy: helper,
+        })
+    }
+
+    /// Stops the registry and removes the network (after the cluster is gone).
+    pub async fn stop(&mut self) {
+        self.registry.stop().await;
+        let _ = self.network.remove().await;
+    }
+}
+
+/// Waits until the registry at `address` answers `/v2/`.
+async fn wait_registry(address: SocketAddr) -> Result<(), ClusterError> {
+    let started = Instant::now();
+    let mut last = String::from("no answer");
+    while started.elapsed() < REGISTRY_READY {
+        match ask(address).await {
+            Ok(status) if status.contains(" 200 ") => return Ok(()),
+            Ok(status) => last = status,
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(ClusterError::NotReady {
+        what: format!("the cell's registry at {address}"),
+        waited: REGISTRY_READY.as_secs(),
+        detail: last,
+    })
+}
+
+async fn ask(address: SocketAddr) -> std::io::Result<String> {
+    let mut stream = tokio::net::TcpStream::connect(address).await?;
+    stream
+        .write_all(b"GET /v2/ HTTP/1.0\r\nHost: registry\r\n\r\n")
+        .await?;
+    let mut head = vec![0; 64];
+    let n = stream.read(&mut head).await?;
+    Ok(String::from_utf8_lossy(&head[..n])
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned())
+}
+
+/// Loads labcheck's node image into the engine unless it holds it already.
+pub async fn ensure_node_image(
+    docker: &Path,
+    reference: &str,
+    archive: &Path,
+) -> Result<(), ClusterError> {
+    if !docker::has_image(docker, reference).await? {
+        docker::load(docker, archive).await?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -96,6 +349,9 @@ mod tests {
             name: cluster_name("Mesh_Install.1.31"),
             node_image: image.map(str::to_owned),
             kubeconfig: "/cells/a/kubeconfig".into(),
+            config: None,
+            network: None,
+            docker: None,
         }
     }
 
@@ -123,6 +379,33 @@ mod tests {
             "create cluster --name labcheck-mesh-install-1-31 --image kindest/node:v1.35.4 --kubeconfig /cells/a/kubeconfig --wait 120s"
         );
         assert!(!command(None).create_args().contains(&"--image".to_owned()));
+    }
+
+    #[test]
+    fn the_config_sends_every_pull_to_the_cells_registry_and_every_container_to_the_policy() {
+        let mounts = NodeMounts {
+            registry_hosts: "/cells/a/cluster/certs.d".into(),
+            policy: "/usr/bin/labcheck".into(),
+        };
+        let tags = ImageTags {
+            pause: "registry.k8s.io/pause:3.10.1",
+            coredns: "v1.15.0",
+            etcd: "3.6.16-0",
+        };
+        let text = config(&mounts, &tags);
+        for wanted in [
+            "hostPath: /cells/a/cluster/certs.d\n    containerPath: /etc/containerd/certs.d",
+            "hostPath: /usr/bin/labcheck\n    containerPath: /kind/labcheck/runc",
+            "config_path = \"/etc/containerd/certs.d\"",
+            "BinaryName = \"/kind/labcheck/runc\"",
+            "sandbox_image = \"registry.k8s.io/pause:3.10.1\"",
+            "kubeProxyMode: none",
+            "seccompDefault: true",
+            "imageTag: v1.15.0",
+            "imageTag: 3.6.16-0",
+        ] {
+            assert!(text.contains(wanted), "{wanted} in\n{text}");
+        }
     }
 
     #[test]

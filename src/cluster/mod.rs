@@ -8,6 +8,7 @@
 
 mod certs;
 pub mod checks;
+pub mod docker;
 pub mod etcd;
 pub mod forward;
 pub mod kind;
@@ -99,33 +100,46 @@ enum Inner {
     },
     Existing,
     Kind {
-        command: kind::KindCommand,
         /// Deletes the kind cluster if the cell's future is dropped (an interrupted run).
-        _guard: KindGuard,
+        _guard: Box<KindGuard>,
     },
 }
 
-/// Deletes a kind cluster when dropped while armed: a cell that was interrupted leaves no kind
-/// cluster behind. Disarmed once the cluster is deleted, or for a kept cell.
+/// Deletes a kind cluster, its registry and its network when dropped while armed: a cell that
+/// was interrupted leaves none behind. Disarmed once they are gone, or for a kept cell.
 #[derive(Debug)]
 struct KindGuard {
     command: Option<kind::KindCommand>,
+    beside: Option<kind::Beside>,
 }
 
 impl KindGuard {
     fn disarm(&mut self) {
         self.command = None;
+        self.beside = None;
+    }
+
+    /// Deletes what the guard holds, in order: the cluster, then its registry and network.
+    async fn delete(&mut self) {
+        if let Some(command) = self.command.take() {
+            let _ = command.delete().await;
+        }
+        if let Some(mut beside) = self.beside.take() {
+            beside.stop().await;
+        }
     }
 }
 
 impl Drop for KindGuard {
     fn drop(&mut self) {
         if let Some(c) = self.command.take() {
-            let _ = std::process::Command::new(&c.kind)
-                .args(c.delete_args())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status();
+            c.delete_now();
+        }
+        // The registry's processes go with their list; the network once the node has left it.
+        if let Some(beside) = self.beside.take() {
+            let network = beside.network.clone();
+            drop(beside);
+            network.remove_now();
         }
     }
 }
@@ -145,10 +159,7 @@ impl Cluster {
         match &mut self.inner {
             Inner::Local { processes, .. } => processes.stop().await,
             Inner::Existing => {}
-            Inner::Kind { command, _guard } => {
-                let _ = command.delete().await;
-                _guard.disarm();
-            }
+            Inner::Kind { _guard, .. } => _guard.delete().await,
         }
     }
 
@@ -350,8 +361,25 @@ impl ClusterBackend for Existing {
 /// A kind cluster per cell, deleted at the end of the cell unless kept.
 #[derive(Clone, Debug)]
 pub struct Kind {
-    pub node_image: Option<String>,
     pub kind: PathBuf,
+    /// The Docker client kind runs.
+    pub docker: PathBuf,
+    pub node: KindNode,
+}
+
+/// The node image of a kind cell.
+#[derive(Clone, Debug)]
+pub enum KindNode {
+    /// labcheck's, built offline: loaded into the engine when it lacks it; the cell's registry
+    /// serves `images` to it.
+    Built {
+        reference: String,
+        archive: PathBuf,
+        images: Vec<PathBuf>,
+    },
+    /// One the user named (`--kind-image`), as kind takes it: pulled by the engine, its images
+    /// from their registries.
+    Named(Option<String>),
 }
 
 impl ClusterBackend for Kind {
@@ -360,21 +388,49 @@ impl ClusterBackend for Kind {
     }
 
     async fn start(&self, env: &CellEnv<'_>) -> Result<Cluster, ClusterError> {
-        let command = kind::KindCommand {
+        let name = kind::cluster_name(&env.name);
+        let keep = env.sandbox.keeps();
+        let mut command = kind::KindCommand {
             kind: self.kind.clone(),
-            name: kind::cluster_name(&env.name),
-            node_image: self.node_image.clone(),
+            name: name.clone(),
+            node_image: None,
             kubeconfig: env.kubeconfig.clone(),
+            config: None,
+            network: None,
+            docker: Some(self.docker.clone()),
         };
-        command.create().await?;
-        // From here on the cluster exists: an error, or an interrupted run, deletes it.
+        let mut beside = None;
+        match &self.node {
+            KindNode::Named(image) => command.node_image = image.clone(),
+            KindNode::Built {
+                reference,
+                archive,
+                images,
+            } => {
+                kind::ensure_node_image(&self.docker, reference, archive).await?;
+                let (started, mounts) =
+                    kind::Beside::start(&self.docker, &name, &env.dir, images, keep).await?;
+                let config = env.dir.join("kind.yaml");
+                let text = kind::config(&mounts, &KIND_TAGS);
+                std::fs::write(&config, text).map_err(|e| {
+                    ClusterError::Io(format!("cannot write {}: {e}", config.display()))
+                })?;
+                command.node_image = Some(reference.clone());
+                command.config = Some(config);
+                command.network = Some(started.network.name.clone());
+                beside = Some(started);
+            }
+        }
+        // From here on the cluster may exist: an error, or an interrupted run, deletes it.
         let mut guard = KindGuard {
             command: Some(command.clone()),
+            beside,
         };
+        command.create().await?;
         let client = client_for(&env.kubeconfig, None).await?;
         let what = format!("kind cluster {}", command.name);
         let version = wait_ready(&client, Duration::from_secs(120), &what).await?;
-        if env.sandbox.keeps() {
+        if keep {
             guard.disarm();
         }
         Ok(Cluster {
@@ -382,12 +438,18 @@ impl ClusterBackend for Kind {
             version,
             backend: "kind",
             inner: Inner::Kind {
-                command,
-                _guard: guard,
+                _guard: Box::new(guard),
             },
         })
     }
 }
+
+/// The images a kind node runs beside its control plane, as the image table builds them.
+const KIND_TAGS: kind::ImageTags = kind::ImageTags {
+    pause: "registry.k8s.io/pause:3.10.1",
+    coredns: "v1.15.0",
+    etcd: "3.6.16-0",
+};
 
 /// The backends, as the command line chooses them.
 #[derive(Clone, Debug)]

@@ -14,9 +14,10 @@ use super::archive::{self, Layer};
 use super::cache::Cache;
 use super::debian::{busybox, debian};
 use super::input::{BUILD_FORMAT, Input};
+use super::kindnode;
 use super::layer::LayerWriter;
 use super::run::{quote, run};
-use super::table::{File, ISTIO_BASE, IstioPart, Recipe, Row, SAMPLES};
+use super::table::{Base, File, ISTIO_BASE, IstioPart, KUBE_BASE, Recipe, Row, SAMPLES};
 use super::{ImageError, io_err};
 
 /// For commands that take seconds.
@@ -89,6 +90,38 @@ pub async fn build(
         (Recipe::Istio { part }, Input::Istio { mirror, tag, files }) => {
             istio(image, *part, (mirror, tag, files), work, cache).await
         }
+        (
+            Recipe::Kubernetes { binary },
+            Input::OnBase {
+                mirror,
+                path,
+                sha256,
+            },
+        ) => {
+            let (base, base_details) = shared_base(
+                cache,
+                "the base of the control plane's images",
+                &KUBE_BASE,
+                mirror,
+            )
+            .await?;
+            let inside = format!("usr/local/bin/{}", binary.tool().name());
+            let mut product =
+                static_file(image, (path, sha256), &inside, &["usr/local/bin"], work).await?;
+            product.layers.insert(0, base);
+            product.details = format!("{}; on {base_details}", product.details);
+            Ok(product)
+        }
+        (
+            Recipe::KindNode,
+            Input::KindNode {
+                mirror,
+                kubernetes,
+                base_files,
+                files,
+                ..
+            },
+        ) => kind_node(image, (mirror, kubernetes, base_files, files), work).await,
         (recipe, input) => Err(ImageError::Unexpected {
             image: image.to_string(),
             what: format!("the recipe {recipe:?} cannot be built from {input:?}"),
@@ -96,15 +129,99 @@ pub async fn build(
     }
 }
 
+/// A kind node: kind's base recipe on a Debian minbase, then one layer of the node's binaries
+/// and the files labcheck adds.
+async fn kind_node(
+    image: &str,
+    (mirror, kubernetes, base_files, files): (
+        &str,
+        &str,
+        &Path,
+        &[(&'static str, PathBuf, String)],
+    ),
+    work: &Path,
+) -> Result<Product, ImageError> {
+    let ctr = files
+        .iter()
+        .find(|(inside, _, _)| inside.ends_with("/ctr"))
+        .map(|(_, path, _)| path.clone())
+        .unwrap_or_default();
+    let spec = run(image, command(&ctr, ["oci", "spec"]), SHORT).await?;
+    let cri_base = kindnode::cri_base(&spec).map_err(|what| ImageError::Unexpected {
+        image: image.to_string(),
+        what,
+    })?;
+    let base_work = work.join("base");
+    std::fs::create_dir_all(&base_work).map_err(io_err(image, "cannot create", &base_work))?;
+    let hook = kindnode::hook(base_files);
+    let rootfs = debian(
+        image,
+        ("bookworm", mirror),
+        kindnode::PACKAGES,
+        &[],
+        &hook,
+        &base_work,
+    )
+    .await?;
+    let layer = work.join("node.tar");
+    let binaries: Vec<(&'static str, PathBuf)> =
+        files.iter().map(|(i, p, _)| (*i, p.clone())).collect();
+    let added = kindnode::files(kubernetes, &cri_base);
+    write_layer(image, &layer, move |w| {
+        for dir in [
+            "usr/local/sbin",
+            "opt/cni/bin",
+            "etc/cni/net.d",
+            "etc/systemd/system/kubelet.service.d",
+            "etc/systemd/system/containerd.service.d",
+            "etc/systemd/system/multi-user.target.wants",
+            "kind/labcheck",
+        ] {
+            w.dir(dir, 0o755)?;
+        }
+        let (link, target) = kindnode::KUBE_PROXY_WANTED;
+        w.symlink(link, target)?;
+        for (inside, from) in &binaries {
+            w.copy(inside, 0o755, from)?;
+        }
+        for (inside, mode, content) in &added {
+            w.file(inside, *mode, content.as_bytes())?;
+        }
+        Ok(())
+    })
+    .await?;
+    let mut layers = rootfs.layers;
+    layers.push(Layer {
+        path: layer,
+        created_by: format!(
+            "COPY the node's binaries of Kubernetes {kubernetes} and labcheck's files"
+        ),
+    });
+    let built: Vec<String> = files
+        .iter()
+        .map(|(inside, _, sha)| format!("/{inside} sha256 {sha}"))
+        .collect();
+    Ok(Product {
+        layers,
+        details: format!(
+            "kind's files from {}; {}; on {}",
+            base_files.display(),
+            built.join(", "),
+            rootfs.details
+        ),
+    })
+}
+
 /// A static binary of the host at `inside`, in the directories it needs.
 async fn static_file(
     image: &str,
     (path, sha256): (&Path, &str),
     inside: &str,
-    dirs: &'static [&'static str],
+    dirs: &[&str],
     work: &Path,
 ) -> Result<Product, ImageError> {
     let layer = work.join("layer.tar");
+    let dirs: Vec<String> = dirs.iter().map(|d| d.to_string()).collect();
     let (from, name) = (path.to_owned(), inside.trim_start_matches('/').to_string());
     write_layer(image, &layer, move |w| {
         for dir in dirs {
@@ -241,15 +358,24 @@ async fn istio(
 
 /// [`ISTIO_BASE`]'s layer from `mirror` and what it holds, built once into `cache`.
 async fn istio_base(cache: &Cache, mirror: &str) -> Result<(Layer, String), ImageError> {
-    let name = "the base of Istio's images";
-    let identity = format!("{ISTIO_BASE:?}\nmirror {mirror}");
+    shared_base(cache, "the base of Istio's images", &ISTIO_BASE, mirror).await
+}
+
+/// The layer of a shared Debian `base` from `mirror` and what it holds, built once into `cache`.
+async fn shared_base(
+    cache: &Cache,
+    name: &str,
+    base: &'static Base,
+    mirror: &str,
+) -> Result<(Layer, String), ImageError> {
+    let identity = format!("{base:?}\nmirror {mirror}");
     shared_layer(cache, name, &identity, |work| async move {
         debian(
             name,
-            (ISTIO_BASE.suite, mirror),
-            ISTIO_BASE.packages,
+            (base.suite, mirror),
+            base.packages,
             &[],
-            ISTIO_BASE.hook,
+            base.hook,
             &work,
         )
         .await

@@ -176,7 +176,9 @@ pub async fn debian(
     // update-alternatives (OpenJDK's) fail without its directory, as on Debian's slim images.
     cmd.arg("--essential-hook=mkdir -p \"$1/usr/share/man/man1\"");
     for hook in [script.as_str(), hook, record.as_str()] {
-        cmd.arg(format!("--customize-hook={hook}"));
+        if !hook.trim().is_empty() {
+            cmd.arg(format!("--customize-hook={hook}"));
+        }
     }
     cmd.arg(suite).arg(&out).arg(mirror);
     run(image, cmd, MMDEBSTRAP).await?;

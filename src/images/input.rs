@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::archive;
 use super::debian::{host_codename, host_mirror};
-use super::table::{ISTIO_BASE, IstioPart, Recipe, Row};
+use super::table::{ISTIO_BASE, IstioPart, KUBE_BASE, Recipe, Row};
 use super::{ImageError, IstioSources, Sources, io_err};
 
 /// Bump when a change to `build` or `debian` changes what the same recipe builds: the
@@ -40,6 +40,22 @@ pub enum Input {
     SampleSource {
         samples: PathBuf,
         sha256: String,
+    },
+    /// A control-plane image: its binary (hashed) on [`KUBE_BASE`] from `mirror`.
+    OnBase {
+        mirror: String,
+        path: PathBuf,
+        sha256: String,
+    },
+    /// A kind node: kind's base files (hashed as one tree) and the node's binaries (each
+    /// hashed) on kind's packages from `mirror`.
+    KindNode {
+        mirror: String,
+        kubernetes: String,
+        base_files: PathBuf,
+        base_sha256: String,
+        /// (path in the node, the binary, its sha256)
+        files: Vec<(&'static str, PathBuf, String)>,
     },
     /// An Istio image: its version's binaries (with their hashes) on the base from `mirror`.
     Istio {
@@ -101,6 +117,44 @@ pub async fn input(row: &Row, sources: &Sources) -> Result<Input, ImageError> {
                 .and_then(|r| r)
                 .map_err(io_err(image, "cannot read Istio's samples", &samples))?;
             return Ok(Input::SampleSource { samples, sha256 });
+        }
+        Recipe::Kubernetes { binary } => {
+            let path = sources.binaries.get(binary).cloned().unwrap_or_default();
+            let sha256 = hash(image, &path, binary.what()).await?;
+            return Ok(Input::OnBase {
+                mirror: host_mirror(image)?,
+                path,
+                sha256,
+            });
+        }
+        Recipe::KindNode => {
+            let node = sources
+                .kind_node
+                .as_ref()
+                .ok_or_else(|| ImageError::Unexpected {
+                    image: image.to_string(),
+                    what: "it is built for the kind backend, and no kind node's tools were given"
+                        .into(),
+                })?;
+            let mut files = Vec::new();
+            for (inside, path) in &node.binaries {
+                let sha256 = hash(image, path, "a kind node's binary").await?;
+                files.push((*inside, path.clone(), sha256));
+            }
+            let root = node.base_files.clone();
+            let read = root.clone();
+            let base_sha256 = tokio::task::spawn_blocking(move || hash_tree(&read, &["."]))
+                .await
+                .map_err(io::Error::other)
+                .and_then(|r| r)
+                .map_err(io_err(image, "cannot read kind's base files", &root))?;
+            return Ok(Input::KindNode {
+                mirror: host_mirror(image)?,
+                kubernetes: node.kubernetes.clone(),
+                base_files: root,
+                base_sha256,
+                files,
+            });
         }
         Recipe::Istio { part } => {
             let istio = istio_of(sources, image)?;
@@ -226,6 +280,19 @@ pub fn key(row: &Row, input: &Input) -> String {
         Input::HostApt { mirror, codename } => format!("apt {mirror} {codename}"),
         Input::Sample { mirror, sha256, .. } => format!("mirror {mirror} samples sha256 {sha256}"),
         Input::SampleSource { sha256, .. } => format!("samples sha256 {sha256}"),
+        Input::OnBase { mirror, sha256, .. } => {
+            format!("base {KUBE_BASE:?} mirror {mirror} file sha256 {sha256}")
+        }
+        Input::KindNode {
+            mirror,
+            kubernetes,
+            base_sha256,
+            files,
+            ..
+        } => format!(
+            "kind node {kubernetes} mirror {mirror} base files {base_sha256} files {:?}",
+            files.iter().map(|(_, _, sha)| sha).collect::<Vec<_>>()
+        ),
         Input::Istio { mirror, tag, files } => format!(
             "istio {tag} base {ISTIO_BASE:?} mirror {mirror} files {:?}",
             files.iter().map(|(_, _, sha)| sha).collect::<Vec<_>>()

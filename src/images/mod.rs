@@ -16,6 +16,7 @@ mod build;
 mod cache;
 mod debian;
 mod input;
+mod kindnode;
 mod layer;
 pub mod registry;
 mod run;
@@ -29,7 +30,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use archive::ImageConfig;
-pub use table::{File, ISTIO_TAG, IstioPart, Recipe, Row, SourceBinary};
+pub use kindnode::KindNodeSources;
+pub use table::{File, Group, ISTIO_TAG, IstioPart, KIND_NODE, Recipe, Row, SourceBinary};
 
 use cache::{Cache, Meta};
 
@@ -42,6 +44,8 @@ pub struct Sources {
     pub binaries: BTreeMap<SourceBinary, PathBuf>,
     /// The binaries of an Istio version, for Istio's images; `None` builds none of them.
     pub istio: Option<IstioSources>,
+    /// What a kind node image is built from; `None` builds none.
+    pub kind_node: Option<kindnode::KindNodeSources>,
 }
 
 /// What Istio's images of one version are built from: that version's builds.
@@ -93,6 +97,7 @@ impl Sources {
                 .map(|b| (b, path(b.tool())))
                 .collect(),
             istio: None,
+            kind_node: None,
         }
     }
 
@@ -221,12 +226,17 @@ pub fn lookup(reference: &str) -> Option<&'static Row> {
 /// The rows of images that do not depend on an Istio version (a real node's own, the
 /// table's common images).
 pub fn common() -> Vec<&'static Row> {
-    table().iter().filter(|r| !r.per_istio_version()).collect()
+    group(Group::Common)
+}
+
+/// The rows of one group.
+pub fn group(group: Group) -> Vec<&'static Row> {
+    table().iter().filter(|r| r.group() == group).collect()
 }
 
 /// The rows of Istio's images, built per Istio version.
 pub fn per_istio_version() -> Vec<&'static Row> {
-    table().iter().filter(|r| r.per_istio_version()).collect()
+    group(Group::PerIstioVersion)
 }
 
 /// The rows serving `references`, each once, or [`ImageError::NoRecipe`] for the first

@@ -27,6 +27,17 @@ impl Row {
             .unwrap_or("(an image with no reference)")
     }
 
+    /// Which images the row's belong with: a real node's and the samples' (common), an Istio
+    /// version's, a kind cluster's control plane, or the kind node itself (loaded into Docker).
+    pub fn group(&self) -> Group {
+        match self.recipe {
+            Recipe::Kubernetes { .. } => Group::ControlPlane,
+            Recipe::KindNode => Group::KindNode,
+            _ if self.per_istio_version() => Group::PerIstioVersion,
+            _ => Group::Common,
+        }
+    }
+
     /// Whether the row's images are built per Istio version: Istio's own (tagged with the
     /// version) and those of its samples (built from that version's `samples/`).
     pub fn per_istio_version(&self) -> bool {
@@ -63,6 +74,15 @@ impl Row {
                 }
             })
     }
+}
+
+/// The groups of rows, by what needs them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Common,
+    PerIstioVersion,
+    ControlPlane,
+    KindNode,
 }
 
 /// Stands for the cell's Istio version in a reference: the tag its istioctl renders for
@@ -118,6 +138,13 @@ pub enum Recipe {
         source: &'static str,
         path: &'static str,
     },
+    /// A binary of the toolchain at `/usr/local/bin/<its name>` on [`KUBE_BASE`]: a kind
+    /// cluster's control plane, as kubeadm runs it.
+    Kubernetes { binary: SourceBinary },
+    /// A kind node: kind's own base recipe (its module's `images/base`: the Debian packages,
+    /// its files, its systemd setup) on a Debian minbase, the node's binaries, and what
+    /// `kind build node-image` adds ([`super::kindnode`]).
+    KindNode,
 }
 
 /// Stands for the cell's Istio version's `samples/` directory in a [`Recipe::Sample`]'s hook.
@@ -146,6 +173,14 @@ chroot "$1" groupadd --gid 1337 istio-proxy
 chroot "$1" useradd --uid 1337 --gid 1337 --create-home --shell /bin/sh istio-proxy"#,
 };
 
+/// The rootfs under a kind cluster's control-plane images: kube-proxy's iptables and
+/// conntrack (the official kube-proxy image is Debian with them), CA certificates.
+pub const KUBE_BASE: Base = Base {
+    suite: "bookworm",
+    packages: &["iptables", "conntrack", "ca-certificates"],
+    hook: "",
+};
+
 /// A Debian rootfs several images share.
 #[derive(Debug)]
 pub struct Base {
@@ -160,13 +195,23 @@ pub enum SourceBinary {
     Coredns,
     GoHttpbin,
     Fortio,
+    KubeApiserver,
+    KubeControllerManager,
+    KubeScheduler,
+    KubeProxy,
+    Etcd,
 }
 
 impl SourceBinary {
-    pub const ALL: [SourceBinary; 3] = [
+    pub const ALL: [SourceBinary; 8] = [
         SourceBinary::Coredns,
         SourceBinary::GoHttpbin,
         SourceBinary::Fortio,
+        SourceBinary::KubeApiserver,
+        SourceBinary::KubeControllerManager,
+        SourceBinary::KubeScheduler,
+        SourceBinary::KubeProxy,
+        SourceBinary::Etcd,
     ];
 
     /// The toolchain's tool that is this binary.
@@ -176,6 +221,11 @@ impl SourceBinary {
             SourceBinary::Coredns => Tool::Coredns,
             SourceBinary::GoHttpbin => Tool::GoHttpbin,
             SourceBinary::Fortio => Tool::Fortio,
+            SourceBinary::KubeApiserver => Tool::KubeApiserver,
+            SourceBinary::KubeControllerManager => Tool::KubeControllerManager,
+            SourceBinary::KubeScheduler => Tool::KubeScheduler,
+            SourceBinary::KubeProxy => Tool::KubeProxy,
+            SourceBinary::Etcd => Tool::Etcd,
         }
     }
 
@@ -185,6 +235,11 @@ impl SourceBinary {
             SourceBinary::Coredns => "the coredns binary",
             SourceBinary::GoHttpbin => "the go-httpbin binary",
             SourceBinary::Fortio => "the fortio binary",
+            SourceBinary::KubeApiserver => "the kube-apiserver binary",
+            SourceBinary::KubeControllerManager => "the kube-controller-manager binary",
+            SourceBinary::KubeScheduler => "the kube-scheduler binary",
+            SourceBinary::KubeProxy => "the kube-proxy binary",
+            SourceBinary::Etcd => "the etcd binary",
         }
     }
 }
@@ -460,7 +515,57 @@ chroot "$1" useradd --uid 100 --gid 101 --create-home --home-dir /home/curl_user
                    built from its module as /usr/local/bin/server and client, on a Debian \
                    bookworm minbase with iptables, iproute2 and curl",
     },
+    control_plane(
+        &["registry.k8s.io/kube-apiserver:v1.35.4"],
+        SourceBinary::KubeApiserver,
+    ),
+    control_plane(
+        &["registry.k8s.io/kube-controller-manager:v1.35.4"],
+        SourceBinary::KubeControllerManager,
+    ),
+    control_plane(
+        &["registry.k8s.io/kube-scheduler:v1.35.4"],
+        SourceBinary::KubeScheduler,
+    ),
+    control_plane(
+        &["registry.k8s.io/kube-proxy:v1.35.4"],
+        SourceBinary::KubeProxy,
+    ),
+    control_plane(&["registry.k8s.io/etcd:3.6.16-0"], SourceBinary::Etcd),
+    Row {
+        references: &[KIND_NODE],
+        recipe: Recipe::KindNode,
+        config: ImageConfig {
+            env: &[PATH, "container=docker"],
+            entrypoint: &["/usr/local/bin/entrypoint", "/sbin/init"],
+            ..ImageConfig::EMPTY
+        },
+        contents: "kind's base recipe (images/base of kind's module: its Debian packages, files \
+                   and systemd setup) on a Debian bookworm minbase instead of trixie-slim; \
+                   containerd, runc, crictl and the CNI plugins host-local, loopback, ptp and \
+                   portmap built from their modules; kubeadm, the kubelet and kubectl of the \
+                   config's Kubernetes version; no preloaded images (the cell's registry serves \
+                   them) and no kindnetd (its image has no recipe: the node holds the Pod \
+                   network's configuration kindnetd writes for one node)",
+    },
 ];
+
+/// The kind node image of the config's Kubernetes version.
+pub const KIND_NODE: &str = "labcheck.local/kind-node:v1.35.4";
+
+/// A kind cluster's control plane, as kubeadm of the config's Kubernetes version runs it (a unit
+/// test checks the tags against `istio-versions.toml`).
+const fn control_plane(reference: &'static [&'static str], binary: SourceBinary) -> Row {
+    Row {
+        references: reference,
+        recipe: Recipe::Kubernetes { binary },
+        config: ImageConfig {
+            env: &[PATH],
+            ..ImageConfig::EMPTY
+        },
+        contents: "the binary of the toolchain (built from its Go module) as /usr/local/bin/<its                    name>, on a Debian bookworm minbase with iptables, conntrack and CA                    certificates (the official images are distroless, kube-proxy's Debian)",
+    }
+}
 
 /// go-httpbin alone where its official image has it: two rows serve it.
 const GO_HTTPBIN: Recipe = Recipe::Static {

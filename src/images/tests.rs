@@ -250,6 +250,7 @@ async fn pause_builds_with_gcc_and_the_second_call_is_a_cache_hit() {
         pause_source: module.join("build/pause/linux/pause.c"),
         binaries: Default::default(),
         istio: None,
+        kind_node: None,
     };
     let row = lookup("registry.k8s.io/pause:3.10.1").expect("pause row");
     let first = ensure(cache.path(), &sources, &[row, row])
@@ -305,6 +306,7 @@ async fn a_static_binary_is_keyed_by_its_bytes() {
         pause_source: dir.path().join("absent"),
         binaries: [(SourceBinary::Coredns, coredns.clone())].into(),
         istio: None,
+        kind_node: None,
     };
     let row = lookup("registry.k8s.io/coredns/coredns:v1.15.0").expect("coredns row");
     let err = ensure(dir.path(), &sources, &[row])
@@ -344,6 +346,7 @@ async fn a_samples_image_is_keyed_by_the_samples_it_reads_and_needs_an_istio_ver
         pause_source: dir.path().join("absent"),
         binaries: Default::default(),
         istio: None,
+        kind_node: None,
     };
     let err = super::input::input(row, &no_istio)
         .await
@@ -368,6 +371,7 @@ async fn a_samples_image_is_keyed_by_the_samples_it_reads_and_needs_an_istio_ver
             echo_client: PathBuf::new(),
             samples: samples.to_owned(),
         }),
+        kind_node: None,
         ..no_istio.clone()
     };
     async fn key(row: &Row, s: &Sources) -> String {
@@ -391,6 +395,7 @@ async fn a_static_image_has_its_directories_and_the_binary_where_the_official_on
         pause_source: dir.path().join("absent"),
         binaries: [(SourceBinary::Fortio, fortio)].into(),
         istio: None,
+        kind_node: None,
     };
     let row = lookup("fortio/fortio:latest_release").expect("fortio row");
     let built = ensure(dir.path(), &sources, &[row]).await.expect("built");
@@ -436,6 +441,7 @@ async fn debian_images_by_hand() {
         )]
         .into(),
         istio: None,
+        kind_node: None,
     };
     let mut references = vec!["busybox", "nginx", "curlimages/curl:8.16.0"];
     if sources.pause_source.is_file() {
@@ -460,4 +466,37 @@ async fn debian_images_by_hand() {
             built.contents
         );
     }
+}
+
+#[test]
+fn a_kind_clusters_images_are_tagged_with_the_configs_versions() {
+    let text = include_str!("../../istio-versions.toml");
+    let versions = crate::toolchain::Versions::parse(text, Path::new("istio-versions.toml"))
+        .expect("the config parses");
+    let rows = super::group(super::Group::ControlPlane);
+    assert_eq!(
+        rows.len(),
+        5,
+        "apiserver, controllers, scheduler, proxy, etcd"
+    );
+    for row in rows {
+        let reference = row.references[0];
+        let wanted = if reference.contains("/etcd:") {
+            format!("{}-0", versions.etcd().trim_start_matches('v'))
+        } else {
+            versions.kubernetes().to_owned()
+        };
+        assert!(reference.ends_with(&format!(":{wanted}")), "{reference}");
+    }
+    assert_eq!(
+        super::KIND_NODE,
+        format!("labcheck.local/kind-node:{}", versions.kubernetes())
+    );
+    let node = super::group(super::Group::KindNode);
+    assert_eq!(node.len(), 1);
+    assert!(
+        super::common()
+            .iter()
+            .all(|r| r.group() == super::Group::Common)
+    );
 }

@@ -249,10 +249,73 @@ async fn prepare(
                 allowed: *allowed,
             })
         }
-        ClusterChoice::Kind { node_image } => Backend::Kind(cluster::Kind {
-            node_image: node_image.clone(),
-            kind: PathBuf::from("kind"),
-        }),
+        ClusterChoice::Kind { node_image } => {
+            let (kind, images) = kind_backend(tc, node_image.as_deref()).await?;
+            env.images.extend(images);
+            Backend::Kind(kind)
+        }
     });
     Ok(env)
+}
+
+/// The kind backend: kind and the Docker client; labcheck's node image and the images its
+/// registry serves (the control plane's, pause, CoreDNS), built where the cache lacks them —
+/// unless the user named a node image. Returns the built images too, for the reports.
+async fn kind_backend(
+    tc: &Toolchain,
+    named: Option<&str>,
+) -> Result<(cluster::Kind, Vec<crate::images::Built>), EnvironmentError> {
+    use toolchain::{Need, Tool as T};
+    let kind = tc.resolve(&Need::Kind(T::Kind)).await?.path;
+    let docker = tc.resolve(&Need::Kind(T::Docker)).await?.path;
+    if let Some(image) = named {
+        let node = cluster::KindNode::Named(Some(image.to_owned()));
+        return Ok((cluster::Kind { kind, docker, node }, Vec::new()));
+    }
+    let mut paths = BTreeMap::new();
+    let needs = [
+        Need::Kubectl,
+        Need::KubeApiserver,
+        Need::KubeControllerManager,
+        Need::KubeScheduler,
+        Need::Etcd,
+    ]
+    .into_iter()
+    .chain(Need::node())
+    .chain(Need::kind());
+    for need in needs {
+        let resolved = tc.resolve(&need).await?;
+        paths.insert(resolved.tool, resolved.path);
+    }
+    let path = |tool: T| paths.get(&tool).cloned().unwrap_or_default();
+    let mut sources = crate::images::Sources::of_node(path);
+    sources.kind_node = Some(crate::images::KindNodeSources::of(
+        tc.kubernetes_version(),
+        path,
+    ));
+    let mut rows = crate::images::group(crate::images::Group::ControlPlane);
+    rows.extend(crate::images::resolve(["registry.k8s.io/pause:3.10.1"])?);
+    rows.extend(crate::images::resolve([
+        "registry.k8s.io/coredns/coredns:v1.15.0",
+    ])?);
+    let served = crate::images::ensure(tc.cache_dir(), &sources, &rows).await?;
+    let node_rows = crate::images::group(crate::images::Group::KindNode);
+    let mut node = crate::images::ensure(tc.cache_dir(), &sources, &node_rows).await?;
+    let image = node.pop().ok_or_else(|| {
+        EnvironmentError::from(crate::images::ImageError::no_recipe(
+            crate::images::KIND_NODE,
+        ))
+    })?;
+    let kind = cluster::Kind {
+        kind,
+        docker,
+        node: cluster::KindNode::Built {
+            reference: crate::images::KIND_NODE.to_owned(),
+            archive: image.archive.clone(),
+            images: served.iter().map(|b| b.archive.clone()).collect(),
+        },
+    };
+    let mut images = served;
+    images.push(image);
+    Ok((kind, images))
 }

@@ -11,7 +11,7 @@ use tokio::io::AsyncWriteExt;
 
 use super::ToolError;
 use super::error::io_err;
-pub use super::recipe::{Recipe, go_mod, staging_replaces, tools_go};
+pub use super::recipe::{Recipe, go_mod, staging_replaces, tools_go, vendor_pins};
 use super::versions::Replace;
 use crate::model::{BuildPhase, Event};
 
@@ -114,8 +114,14 @@ impl Go {
         });
         let current = Mutex::new("go mod tidy");
         let build = async {
-            self.run(recipe, dir, &["mod", "tidy"], TIDY_TIMEOUT)
-                .await?;
+            // A vendored module's pins hold for what it builds, not for the tests of its
+            // dependencies, which `go mod tidy` also loads: their errors do not stop it.
+            let tidy: &[&str] = if recipe.vendor_pins {
+                &["mod", "tidy", "-e"]
+            } else {
+                &["mod", "tidy"]
+            };
+            self.run(recipe, dir, tidy, TIDY_TIMEOUT).await?;
             let out_arg = out.to_string_lossy();
             let ldflags = recipe.ldflags();
             *current.lock().unwrap_or_else(|e| e.into_inner()) = "go build";
@@ -168,6 +174,25 @@ impl Go {
                 return Err(ToolError::GoOutput {
                     command: format!("go mod download -json {}", recipe.module_id()),
                     problem: "its go.mod replaces no module with a ./staging/ directory".into(),
+                });
+            }
+            replace.extend(generated.iter().cloned());
+        }
+        if recipe.vendor_pins {
+            write(&go_mod_path, &go_mod(&name, require, &[])).await?;
+            let vendor_mod = self.module_dir(recipe, dir).await?.join("vendor.mod");
+            let text = tokio::fs::read_to_string(&vendor_mod)
+                .await
+                .map_err(|source| ToolError::Io {
+                    action: "cannot read the module's vendor.mod",
+                    path: vendor_mod.clone(),
+                    source,
+                })?;
+            generated = vendor_pins(&text);
+            if generated.is_empty() {
+                return Err(ToolError::GoOutput {
+                    command: format!("go mod download -json {}", recipe.module_id()),
+                    problem: "its vendor.mod requires no module".into(),
                 });
             }
             replace.extend(generated.iter().cloned());

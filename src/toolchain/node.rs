@@ -293,6 +293,7 @@ pub fn recipe(tool: Tool, version: &str) -> Option<Recipe> {
         companions: Vec::new(),
         tags: row.module.tags().iter().map(|t| t.to_string()).collect(),
         cgo: Some(row.module.cgo()),
+        vendor_pins: false,
     })
 }
 

@@ -32,6 +32,9 @@ pub struct Recipe {
     pub tags: Vec<String>,
     /// `CGO_ENABLED` for the build, when the recipe needs it one way.
     pub cgo: Option<bool>,
+    /// Pin every module the module's own `vendor.mod` requires, at its version: a module with
+    /// no go.mod (Docker's) builds only with the dependencies it vendors.
+    pub vendor_pins: bool,
 }
 
 impl Recipe {
@@ -103,6 +106,7 @@ impl Recipe {
             companions: Vec::new(),
             tags: Vec::new(),
             cgo: None,
+            vendor_pins: false,
         }
     }
 
@@ -143,6 +147,7 @@ impl Recipe {
             companions: Vec::new(),
             tags: Vec::new(),
             cgo: None,
+            vendor_pins: false,
         }
     }
 
@@ -161,6 +166,7 @@ impl Recipe {
             companions: Vec::new(),
             tags: Vec::new(),
             cgo: None,
+            vendor_pins: false,
         }
     }
 
@@ -174,6 +180,12 @@ impl Recipe {
         let mut lines: Vec<String> = self.replace.iter().map(Replace::to_string).collect();
         if let Some(staging) = &self.staging {
             lines.push(format!("staging modules of {} => {staging}", self.module));
+        }
+        if self.vendor_pins {
+            lines.push(format!(
+                "the requirements of {}'s vendor.mod",
+                self.module_id()
+            ));
         }
         lines
     }
@@ -245,6 +257,43 @@ pub fn staging_replaces(go_mod: &str, version: &str) -> Vec<Replace> {
             continue;
         };
         if target.starts_with("./staging/") {
+            found.push(Replace {
+                path: path.into(),
+                with_path: path.into(),
+                with_version: version.into(),
+            });
+        }
+    }
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// Every module a `vendor.mod` requires, pinned at the version it requires (a `replace` of the
+/// module by itself): what the module's vendor directory would hold.
+pub fn vendor_pins(vendor_mod: &str) -> Vec<Replace> {
+    let mut found = Vec::new();
+    let mut in_block = false;
+    for line in vendor_mod.lines() {
+        let line = line.split("//").next().unwrap_or_default().trim();
+        let requirement = if in_block {
+            if line == ")" {
+                in_block = false;
+                continue;
+            }
+            line
+        } else if let Some(rest) = line.strip_prefix("require") {
+            let rest = rest.trim();
+            if rest == "(" {
+                in_block = true;
+                continue;
+            }
+            rest
+        } else {
+            continue;
+        };
+        let mut words = requirement.split_whitespace();
+        if let (Some(path), Some(version), None) = (words.next(), words.next(), words.next()) {
             found.push(Replace {
                 path: path.into(),
                 with_path: path.into(),
@@ -401,5 +450,25 @@ mod tests {
             ]
         );
         assert!(staging_replaces("module x\n", "v0.1.0").is_empty());
+    }
+
+    #[test]
+    fn vendor_pins_come_from_the_vendor_mod() {
+        let vendor_mod = "module github.com/docker/docker\n\ngo 1.24.0\n\n\
+            require (\n\tdario.cat/mergo v1.0.2\n\tgithub.com/x/y v1.0.0 // indirect\n)\n\n\
+            require github.com/z/w v0.2.0\n\n\
+            exclude (\n\tgithub.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc\n)\n";
+        let lines: Vec<String> = vendor_pins(vendor_mod)
+            .iter()
+            .map(Replace::to_string)
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "dario.cat/mergo => dario.cat/mergo v1.0.2",
+                "github.com/x/y => github.com/x/y v1.0.0",
+                "github.com/z/w => github.com/z/w v0.2.0",
+            ]
+        );
     }
 }

@@ -64,10 +64,25 @@ pub enum Tool {
     GoHttpbin,
     /// The program of the `fortio/fortio` image, Istio's load-testing client.
     Fortio,
+    /// kind, which runs a cluster's nodes as containers (the kind backend).
+    Kind,
+    /// The Docker engine kind drives.
+    Dockerd,
+    /// The engine's proxy of published ports (a kind cluster's API server port).
+    DockerProxy,
+    /// The Docker client, which kind runs.
+    Docker,
+    /// A kind node's cluster bootstrapper.
+    Kubeadm,
+    /// A kind node's client of its container runtime (kubeadm looks for it).
+    Crictl,
+    /// The CNI plugin of a kind node's Pod network.
+    #[serde(rename = "ptp")]
+    CniPtp,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 24] = [
+    pub const ALL: [Tool; 31] = [
         Tool::Istioctl,
         Tool::KubeApiserver,
         Tool::Kubectl,
@@ -92,6 +107,13 @@ impl Tool {
         Tool::Coredns,
         Tool::GoHttpbin,
         Tool::Fortio,
+        Tool::Kind,
+        Tool::Dockerd,
+        Tool::DockerProxy,
+        Tool::Docker,
+        Tool::Kubeadm,
+        Tool::Crictl,
+        Tool::CniPtp,
     ];
 
     /// The binary's file name.
@@ -121,6 +143,13 @@ impl Tool {
             Tool::Coredns => "coredns",
             Tool::GoHttpbin => "go-httpbin",
             Tool::Fortio => "fortio",
+            Tool::Kind => "kind",
+            Tool::Dockerd => "dockerd",
+            Tool::DockerProxy => "docker-proxy",
+            Tool::Docker => "docker",
+            Tool::Kubeadm => "kubeadm",
+            Tool::Crictl => "crictl",
+            Tool::CniPtp => "ptp",
         }
     }
 
@@ -135,6 +164,7 @@ impl Tool {
             Tool::PilotAgent => &[ENVOY_BOOTSTRAP],
             Tool::Kubelet => &[PAUSE_SOURCE],
             Tool::Istioctl => &ISTIO_RELEASE,
+            Tool::Kind => &[KIND_BASE_FILES],
             _ => &[],
         }
     }
@@ -147,6 +177,10 @@ pub const ISTIO_RELEASE: [&str; 2] = ["samples", "manifests"];
 /// The file name of the pause container's source beside the kubelet (`build/pause/linux/pause.c`
 /// of its module): what a node's sandbox image is built from.
 pub const PAUSE_SOURCE: &str = "pause.c";
+
+/// The directory beside kind of its module's `images/base/files`: what a kind node image is
+/// built from.
+pub const KIND_BASE_FILES: &str = "kind-base-files";
 
 /// The file name of pilot-agent's Envoy bootstrap template beside it.
 pub const ENVOY_BOOTSTRAP: &str = "envoy_bootstrap.json";
@@ -177,6 +211,8 @@ pub enum Need {
     EchoClient(IstioSpec),
     /// A tool of a real node (one of [`super::node::node_tools`]).
     Node(Tool),
+    /// A tool of the kind backend (one of [`super::kind::kind_tools`]).
+    Kind(Tool),
 }
 
 impl Need {
@@ -193,7 +229,7 @@ impl Need {
             Need::Envoy => Tool::Envoy,
             Need::EchoServer(_) => Tool::EchoServer,
             Need::EchoClient(_) => Tool::EchoClient,
-            Need::Node(tool) => *tool,
+            Need::Node(tool) | Need::Kind(tool) => *tool,
         }
     }
 
@@ -219,6 +255,12 @@ impl Need {
     /// kubelet, kube-proxy, containerd, runc, the CNI plugins and CoreDNS.
     pub fn node() -> impl Iterator<Item = Need> {
         super::node::node_tools().map(Need::Node)
+    }
+
+    /// What the kind backend adds: kind, Docker, and a kind node image's kubeadm, crictl and
+    /// `ptp` plugin.
+    pub fn kind() -> impl Iterator<Item = Need> {
+        super::kind::kind_tools().map(Need::Kind)
     }
 
     /// Everything a matrix over `istio` can need, as `labcheck tools install` builds it:

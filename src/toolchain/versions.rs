@@ -17,6 +17,7 @@ use super::ToolError;
 use super::forms::{
     is_path_safe, is_pseudo_version, is_release_number, is_tag, pseudo_commit, staging_version,
 };
+use super::kind::KindVersions;
 use super::node::NodeVersions;
 
 /// The file name of the version config, at the repository root.
@@ -68,6 +69,7 @@ pub struct Versions {
     etcd: String,
     envoy: String,
     node: NodeVersions,
+    kind: KindVersions,
 }
 
 /// One Istio version a cell can use, and where its istioctl comes from.
@@ -143,6 +145,8 @@ struct RawFile {
     #[serde(default)]
     node: NodeVersions,
     #[serde(default)]
+    kind: KindVersions,
+    #[serde(default)]
     istio: Vec<RawIstio>,
 }
 
@@ -216,6 +220,7 @@ impl Versions {
             )));
         }
         raw.node.validate().map_err(invalid)?;
+        raw.kind.validate().map_err(invalid)?;
         Ok(Versions {
             path: path.to_path_buf(),
             default: raw.default,
@@ -224,6 +229,7 @@ impl Versions {
             etcd,
             envoy,
             node: raw.node,
+            kind: raw.kind,
         })
     }
 
@@ -256,6 +262,11 @@ impl Versions {
     /// The versions of a real node's containerd, runc, CNI plugins and CoreDNS.
     pub fn node(&self) -> &NodeVersions {
         &self.node
+    }
+
+    /// The versions of the kind backend's tools: kind, Docker, crictl.
+    pub fn kind(&self) -> &KindVersions {
+        &self.kind
     }
 
     /// Where the config was read from.
