@@ -30,6 +30,9 @@ pub struct KeptCell {
     /// the cell's holder.
     #[serde(default)]
     pub pid_namespace: Option<u64>,
+    /// The cell's kind cluster, which `down` deletes with its network.
+    #[serde(default)]
+    pub kind: Option<crate::cluster::kind::KindRecord>,
 }
 
 /// The inode of the PID namespace that process `pid`'s children get (a cell holder's is the
@@ -148,6 +151,9 @@ impl KeptCell {
             // What is left in the group ends with it.
             group.remove().await;
         }
+        if let Some(kind) = self.kind.clone() {
+            let _ = tokio::task::spawn_blocking(move || kind.delete()).await;
+        }
         std::fs::remove_dir_all(&self.dir).map_err(|source| KeptError::Remove {
             path: self.dir.clone(),
             source,
@@ -256,6 +262,7 @@ mod tests {
             env: BTreeMap::new(),
             workdir: "/".into(),
             has_cluster: false,
+            kind: None,
             started: [(pid, now + 1)].into_iter().collect(),
             pid_namespace: pid_namespace(pid),
         };

@@ -231,6 +231,12 @@ pub enum ToolsAction {
     },
     /// What the cache holds.
     List,
+    /// Print where the cache holds a tool (`dockerd`, `kind`, `kubectl`…); exit 2 if it does
+    /// not (for scripts, such as CI's start of a Docker engine).
+    Path {
+        /// The tool's name, as `doctor` lists it.
+        tool: String,
+    },
 }
 
 #[derive(Debug, clap::Args)]

@@ -107,6 +107,7 @@ where
                         .unwrap_or_else(|signal| interrupted_install(&tc, signal))
                 }),
                 ToolsAction::List => tools::list(&tc),
+                ToolsAction::Path { tool } => tools::path(&tc, &versions, &tool),
             },
         },
         Command::Doctor { istio, kind } => match tool_setup() {

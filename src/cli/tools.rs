@@ -191,6 +191,32 @@ pub async fn doctor(tc: &Toolchain, versions: &Versions, istio: &[String], kind:
     }
 }
 
+/// Prints where the cache holds `name` (a tool of the default matrix, a real node's or the kind
+/// backend's); 2 when it does not, or no tool has that name.
+pub fn path(tc: &Toolchain, versions: &Versions, name: &str) -> i32 {
+    let tc = tc.clone().with_versions(versions);
+    let Some(specs) = resolve_all(versions, &[]) else {
+        return 2;
+    };
+    let mut known = false;
+    for need in needs(&specs, true)
+        .iter()
+        .filter(|n| n.tool().name() == name)
+    {
+        known = true;
+        if let Some(found) = tc.lookup(need) {
+            crate::outln!("{}", found.path.display());
+            return 0;
+        }
+    }
+    if known {
+        crate::errln!("labcheck: {name} is not in the cache: run `labcheck tools install --kind`");
+    } else {
+        crate::errln!("labcheck: no tool is named {name:?} (`labcheck doctor --kind` lists them)");
+    }
+    2
+}
+
 /// What `tools install` builds and `doctor` looks for: [`Need::all`], and the kind backend's
 /// tools when asked.
 fn needs(specs: &[crate::toolchain::IstioSpec], kind: bool) -> Vec<Need> {

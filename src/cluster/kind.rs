@@ -213,6 +213,51 @@ impl KindCommand {
     }
 }
 
+/// What a kept cell's record holds of its kind cluster, for `labcheck down`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KindRecord {
+    pub kind: PathBuf,
+    pub docker: Option<PathBuf>,
+    /// The cluster's name, and its network's.
+    pub name: String,
+    pub network: Option<String>,
+}
+
+impl KindRecord {
+    /// Deletes the cluster, then its network (blocking).
+    pub fn delete(&self) {
+        let command = KindCommand {
+            kind: self.kind.clone(),
+            name: self.name.clone(),
+            node_image: None,
+            kubeconfig: PathBuf::new(),
+            config: None,
+            network: self.network.clone(),
+            docker: self.docker.clone(),
+        };
+        command.delete_now();
+        if let (Some(docker), Some(network)) = (&self.docker, &self.network) {
+            Network {
+                client: docker.clone(),
+                name: network.clone(),
+            }
+            .remove_now();
+        }
+    }
+}
+
+impl KindCommand {
+    /// What a kept cell records of this cluster.
+    pub fn record(&self) -> KindRecord {
+        KindRecord {
+            kind: self.kind.clone(),
+            docker: self.docker.clone(),
+            name: self.name.clone(),
+            network: self.network.clone(),
+        }
+    }
+}
+
 /// What a cell's kind cluster runs beside the node: its network and its registry.
 #[derive(Debug)]
 pub struct Beside {

@@ -50,7 +50,7 @@ pub enum ClusterError {
     #[error("{command}: {message}")]
     Command { command: String, message: String },
     #[error(
-        "a real node (@node, @mesh) runs only on the local backend, and this cell's cluster is {backend}"
+        "a real node (@node, @mesh) runs on the local or kind backend, and this cell's cluster is {backend}"
     )]
     NodeNeedsLocal { backend: &'static str },
     #[error("{0}")]
@@ -102,6 +102,11 @@ enum Inner {
     Kind {
         /// Deletes the kind cluster if the cell's future is dropped (an interrupted run).
         _guard: Box<KindGuard>,
+        /// A `@mesh` cell's watch for istiod ([`mesh`]).
+        _mesh: Option<mesh::Mesh>,
+        /// What a kept cell's record holds: the cluster, and its registry's pids.
+        kept: kind::KindRecord,
+        registry: Vec<u32>,
     },
 }
 
@@ -159,7 +164,12 @@ impl Cluster {
         match &mut self.inner {
             Inner::Local { processes, .. } => processes.stop().await,
             Inner::Existing => {}
-            Inner::Kind { _guard, .. } => _guard.delete().await,
+            Inner::Kind { _guard, _mesh, .. } => {
+                if let Some(mesh) = _mesh {
+                    mesh.stop().await;
+                }
+                _guard.delete().await
+            }
         }
     }
 
@@ -197,7 +207,16 @@ impl Cluster {
     pub fn pids(&self) -> Vec<u32> {
         match &self.inner {
             Inner::Local { processes, .. } => processes.pids(),
-            Inner::Existing | Inner::Kind { .. } => Vec::new(),
+            Inner::Kind { registry, .. } => registry.clone(),
+            Inner::Existing => Vec::new(),
+        }
+    }
+
+    /// A kind cluster, as a kept cell records it for `down`.
+    pub fn kind_record(&self) -> Option<kind::KindRecord> {
+        match &self.inner {
+            Inner::Kind { kept, .. } => Some(kept.clone()),
+            _ => None,
         }
     }
 }
@@ -408,8 +427,13 @@ impl ClusterBackend for Kind {
                 images,
             } => {
                 kind::ensure_node_image(&self.docker, reference, archive).await?;
+                // A `@node` or `@mesh` cell's images too: the table's, its Istio version's.
+                let mut served = images.clone();
+                if let Some(node) = &env.node {
+                    served.extend(node.images.iter().map(|i| i.archive.clone()));
+                }
                 let (started, mounts) =
-                    kind::Beside::start(&self.docker, &name, &env.dir, images, keep).await?;
+                    kind::Beside::start(&self.docker, &name, &env.dir, &served, keep).await?;
                 let config = env.dir.join("kind.yaml");
                 let text = kind::config(&mounts, &KIND_TAGS);
                 std::fs::write(&config, text).map_err(|e| {
@@ -430,17 +454,52 @@ impl ClusterBackend for Kind {
         let client = client_for(&env.kubeconfig, None).await?;
         let what = format!("kind cluster {}", command.name);
         let version = wait_ready(&client, Duration::from_secs(120), &what).await?;
+        wait_default_account(&client, &what).await?;
+        let kept = command.record();
+        let registry = guard
+            .beside
+            .as_ref()
+            .map(|b| b.registry.pids())
+            .unwrap_or_default();
         if keep {
             guard.disarm();
         }
+        let _mesh = env.mesh.then(|| mesh::Mesh::watch(client.clone()));
         Ok(Cluster {
             client,
             version,
             backend: "kind",
             inner: Inner::Kind {
                 _guard: Box::new(guard),
+                _mesh,
+                kept,
+                registry,
             },
         })
+    }
+}
+
+/// Waits until the controllers have made the `default` namespace's ServiceAccount: until then a
+/// learner's first `kubectl run` is refused ("serviceaccount \"default\" not found").
+async fn wait_default_account(client: &kube::Client, what: &str) -> Result<(), ClusterError> {
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let accounts: kube::Api<ServiceAccount> = kube::Api::namespaced(client.clone(), "default");
+    let timeout = Duration::from_secs(60);
+    let started = Instant::now();
+    loop {
+        let last = match accounts.get_opt("default").await {
+            Ok(Some(_)) => return Ok(()),
+            Ok(None) => "no ServiceAccount default/default yet".to_owned(),
+            Err(e) => e.to_string(),
+        };
+        if started.elapsed() >= timeout {
+            return Err(ClusterError::NotReady {
+                what: what.to_owned(),
+                waited: timeout.as_secs(),
+                detail: last,
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
 
@@ -469,7 +528,7 @@ impl Backend {
     }
 
     pub async fn start(&self, env: &CellEnv<'_>) -> Result<Cluster, ClusterError> {
-        if env.node.is_some() && !matches!(self, Backend::Local(_)) {
+        if env.node.is_some() && matches!(self, Backend::Existing(_)) {
             return Err(ClusterError::NodeNeedsLocal {
                 backend: self.name(),
             });

@@ -171,11 +171,8 @@ async fn prepare(
     };
     let mesh_labels = labels(true);
     let node = cells.iter().any(|c| c.needs.node());
-    if node && !matches!(choice, ClusterChoice::Local) {
-        let backend = match choice {
-            ClusterChoice::Kind { .. } => "kind",
-            _ => "existing",
-        };
+    if node && matches!(choice, ClusterChoice::Existing { .. }) {
+        let backend = "existing";
         return Err(cluster::ClusterError::NodeNeedsLocal { backend }.into());
     }
     for label in labels(false) {

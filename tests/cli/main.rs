@@ -12,6 +12,7 @@ mod descriptors;
 mod grade_root;
 mod honest;
 mod hostile;
+mod kind;
 mod lifecycle;
 mod matrix;
 mod mesh;
