@@ -31,7 +31,7 @@ pub(super) fn record_kept(cell: &Cell, cluster: Option<&Cluster>) {
         has_cluster: cluster.is_some(),
         started: Default::default(),
         pid_namespace: None,
-        kind: cluster.and_then(Cluster::kind_record),
+        kind: cluster.and_then(Cluster::kind_record).map(Box::new),
     };
     record.pid_namespace = crate::kept::pid_namespace(record.holder);
     record.started = std::iter::once(record.holder)
