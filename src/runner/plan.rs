@@ -290,6 +290,10 @@ fn lab_cells(
         .filter(|s| s.kind == StepKind::Step && selected(s))
         .map(|s| s.line)
         .collect();
+    // A lab the tags leave nothing of plans no cell, whatever its needs.
+    if !lab.steps.iter().any(&selected) {
+        return Ok(Vec::new());
+    }
     let needs = Needs::of(&feature_tags);
     if needs.istio() && opts.istio.is_empty() {
         return Err(PlanError::NoIstio {

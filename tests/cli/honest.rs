@@ -104,6 +104,26 @@ fn an_upgrade_lab_on_one_istio_version_says_it_needs_two() {
             "canary-upgrade.feature: the lab is tagged @upgrade and the matrix has one Istio \
              version (1.31)",
         ));
+    // Left out by --tags, it plans nothing and refuses nothing: the other lab runs.
+    let state = tempfile::tempdir_in("/var/tmp").expect("state dir");
+    let reports = tempfile::tempdir().expect("reports");
+    labcheck()
+        .env("LABCHECK_STATE_DIR", state.path())
+        .args([
+            "run",
+            "--istio",
+            "1.31",
+            "--tags",
+            "not @upgrade and not @アップグレード",
+            "features/istio/canary-upgrade.feature",
+            "features/selftest/files.feature",
+            "--report-dir",
+        ])
+        .arg(reports.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("files.feature"))
+        .stdout(predicate::str::contains("canary-upgrade").not());
 }
 
 #[test]
