@@ -7,9 +7,10 @@
 //! skipped.
 
 /// The labs the kind run takes: not those of a real node, a live mesh or an upgrade, whose
-/// learner's shell reaches Services the way only the local backend routes them yet.
+/// learner's shell reaches Services the way only the local backend routes them yet, nor those
+/// that check the local backend's own properties (`@local`).
 const KIND_TAGS: &str = "not @node and not @ノード and not @mesh and not @メッシュ \
-                         and not @upgrade and not @アップグレード";
+                         and not @upgrade and not @アップグレード and not @local";
 
 fn main() {
     let local = labcheck::cli::main_from(["labcheck", "run", "features"]);
