@@ -222,48 +222,47 @@ pub fn tools_go(package: &str) -> String {
     format!("//go:build tools\n\npackage tools\n\nimport _ \"{package}\"\n")
 }
 
-/// Every module a go.mod replaces with a directory under `./staging/`, replaced instead with
-/// the published module at `version` (Kubernetes publishes its staging tree as modules).
-pub fn staging_replaces(go_mod: &str, version: &str) -> Vec<Replace> {
+/// The bodies of a go.mod's `verb` directives (`replace`, `require`), one per line of a block
+/// or per single-line directive, comments left out.
+fn directives<'a>(go_mod: &'a str, verb: &str) -> Vec<&'a str> {
     let mut found = Vec::new();
     let mut in_block = false;
     for line in go_mod.lines() {
         let line = line.split("//").next().unwrap_or_default().trim();
-        let directive = if in_block {
+        if in_block {
             if line == ")" {
                 in_block = false;
-                continue;
+            } else if !line.is_empty() {
+                found.push(line);
             }
-            line
-        } else if let Some(rest) = line.strip_prefix("replace") {
+        } else if let Some(rest) = line.strip_prefix(verb) {
             let rest = rest.trim();
             if rest == "(" {
                 in_block = true;
-                continue;
+            } else if !rest.is_empty() {
+                found.push(rest);
             }
-            if !rest.contains("=>") {
-                continue;
-            }
-            rest
-        } else {
-            continue;
-        };
-        let Some((old, new)) = directive.split_once("=>") else {
-            continue;
-        };
-        let (Some(path), Some(target)) =
-            (old.split_whitespace().next(), new.split_whitespace().next())
-        else {
-            continue;
-        };
-        if target.starts_with("./staging/") {
-            found.push(Replace {
+        }
+    }
+    found
+}
+
+/// Every module a go.mod replaces with a directory under `./staging/`, replaced instead with
+/// the published module at `version` (Kubernetes publishes its staging tree as modules).
+pub fn staging_replaces(go_mod: &str, version: &str) -> Vec<Replace> {
+    let mut found: Vec<Replace> = directives(go_mod, "replace")
+        .into_iter()
+        .filter_map(|directive| {
+            let (old, new) = directive.split_once("=>")?;
+            let path = old.split_whitespace().next()?;
+            let target = new.split_whitespace().next()?;
+            target.starts_with("./staging/").then(|| Replace {
                 path: path.into(),
                 with_path: path.into(),
                 with_version: version.into(),
-            });
-        }
-    }
+            })
+        })
+        .collect();
     found.sort();
     found.dedup();
     found
@@ -272,35 +271,20 @@ pub fn staging_replaces(go_mod: &str, version: &str) -> Vec<Replace> {
 /// Every module a `vendor.mod` requires, pinned at the version it requires (a `replace` of the
 /// module by itself): what the module's vendor directory would hold.
 pub fn vendor_pins(vendor_mod: &str) -> Vec<Replace> {
-    let mut found = Vec::new();
-    let mut in_block = false;
-    for line in vendor_mod.lines() {
-        let line = line.split("//").next().unwrap_or_default().trim();
-        let requirement = if in_block {
-            if line == ")" {
-                in_block = false;
-                continue;
+    let mut found: Vec<Replace> = directives(vendor_mod, "require")
+        .into_iter()
+        .filter_map(|requirement| {
+            let mut words = requirement.split_whitespace();
+            match (words.next(), words.next(), words.next()) {
+                (Some(path), Some(version), None) => Some(Replace {
+                    path: path.into(),
+                    with_path: path.into(),
+                    with_version: version.into(),
+                }),
+                _ => None,
             }
-            line
-        } else if let Some(rest) = line.strip_prefix("require") {
-            let rest = rest.trim();
-            if rest == "(" {
-                in_block = true;
-                continue;
-            }
-            rest
-        } else {
-            continue;
-        };
-        let mut words = requirement.split_whitespace();
-        if let (Some(path), Some(version), None) = (words.next(), words.next(), words.next()) {
-            found.push(Replace {
-                path: path.into(),
-                with_path: path.into(),
-                with_version: version.into(),
-            });
-        }
-    }
+        })
+        .collect();
     found.sort();
     found.dedup();
     found
