@@ -32,7 +32,7 @@ pub struct KeptCell {
     pub pid_namespace: Option<u64>,
     /// The cell's kind cluster, which `down` deletes with its network.
     #[serde(default)]
-    pub kind: Option<Box<crate::cluster::kind::KindRecord>>,
+    pub kind: Option<Box<crate::toolchain::kind::KindRecord>>,
 }
 
 /// The inode of the PID namespace that process `pid`'s children get (a cell holder's is the

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+pub use crate::toolchain::kind::KindRecord;
+
 use super::ClusterError;
 use super::docker::{self, Network};
 use super::processes::Processes;
@@ -210,39 +212,6 @@ impl KindCommand {
 
     pub async fn delete(&self) -> Result<(), ClusterError> {
         self.exec(self.delete_args()).await
-    }
-}
-
-/// What a kept cell's record holds of its kind cluster, for `labcheck down`.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct KindRecord {
-    pub kind: PathBuf,
-    pub docker: Option<PathBuf>,
-    /// The cluster's name, and its network's.
-    pub name: String,
-    pub network: Option<String>,
-}
-
-impl KindRecord {
-    /// Deletes the cluster, then its network (blocking).
-    pub fn delete(&self) {
-        let command = KindCommand {
-            kind: self.kind.clone(),
-            name: self.name.clone(),
-            node_image: None,
-            kubeconfig: PathBuf::new(),
-            config: None,
-            network: self.network.clone(),
-            docker: self.docker.clone(),
-        };
-        command.delete_now();
-        if let (Some(docker), Some(network)) = (&self.docker, &self.network) {
-            Network {
-                client: docker.clone(),
-                name: network.clone(),
-            }
-            .remove_now();
-        }
     }
 }
 

@@ -72,6 +72,44 @@ impl KindVersions {
     }
 }
 
+/// A kind cluster of a kept cell, as its record holds it for `labcheck down`: the tools that
+/// delete it, its name and its Docker network's.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KindRecord {
+    pub kind: std::path::PathBuf,
+    pub docker: Option<std::path::PathBuf>,
+    /// The cluster's name.
+    pub name: String,
+    pub network: Option<String>,
+}
+
+impl KindRecord {
+    /// Deletes the cluster, then its network (blocking; what is gone already is no error).
+    pub fn delete(&self) {
+        use std::process::{Command, Stdio};
+        let quiet = |command: &mut Command| {
+            let _ = command
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        };
+        let mut kind = Command::new(&self.kind);
+        kind.args(["delete", "cluster", "--name", &self.name]);
+        if let Some(dir) = self.docker.as_deref().and_then(std::path::Path::parent) {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            let dirs = std::iter::once(dir.to_owned()).chain(std::env::split_paths(&path));
+            if let Ok(joined) = std::env::join_paths(dirs) {
+                kind.env("PATH", joined);
+            }
+        }
+        quiet(&mut kind);
+        if let (Some(docker), Some(network)) = (&self.docker, &self.network) {
+            quiet(Command::new(docker).args(["network", "rm", network]));
+        }
+    }
+}
+
 /// Which module a kind tool comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Module {
