@@ -255,7 +255,7 @@
     ならば 最後のコマンドが成功する
     # チェック: old-gone
     # メッセージ: リビジョン default の istiod と、その注入の Webhook が残っています。
-    かつ クラスターのネームスペース "istio-system" に "deployments" "istiod" が存在しない
+    かつ 60 秒以内に クラスターのネームスペース "istio-system" に "deployments" "istiod" が存在しない
     かつ クラスターに "mutatingwebhookconfigurations" "istio-sidecar-injector" が存在しない
     かつ クラスターに "mutatingwebhookconfigurations" "istio-revision-tag-default" が存在しない
     かつ クラスターの "pods" に対するクエリ '[.items[] | select(.metadata.namespace == "istio-system") | .metadata.labels["istio.io/rev"]] | unique' の値が ["canary"] と等しい
