@@ -154,16 +154,6 @@ impl Network {
             other => other.map(drop),
         }
     }
-
-    /// Removes the network at once, blocking (a dropped cell's guard).
-    pub fn remove_now(&self) {
-        let _ = std::process::Command::new(&self.client)
-            .args(["network", "rm", &self.name])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
 }
 
 /// The label on what labcheck makes in the engine.

@@ -173,19 +173,7 @@ impl KindCommand {
 
     /// kind with the cell's network and Docker client.
     fn command(&self) -> std::process::Command {
-        let mut command = std::process::Command::new(&self.kind);
-        if let Some(network) = &self.network {
-            command.env("KIND_EXPERIMENTAL_DOCKER_NETWORK", network);
-        }
-        if let Some(dir) = self.docker.as_deref().and_then(Path::parent) {
-            let path = std::env::var_os("PATH").unwrap_or_default();
-            let mut dirs = vec![dir.to_owned()];
-            dirs.extend(std::env::split_paths(&path));
-            if let Ok(joined) = std::env::join_paths(dirs) {
-                command.env("PATH", joined);
-            }
-        }
-        command
+        self.record().command()
     }
 
     async fn exec(&self, args: Vec<String>) -> Result<(), ClusterError> {
@@ -193,17 +181,6 @@ impl KindCommand {
         let mut command = tokio::process::Command::from(self.command());
         command.args(&args).kill_on_drop(true);
         super::processes::run(command, what).await
-    }
-
-    /// Deletes the cluster at once, blocking (a dropped cell's guard).
-    pub fn delete_now(&self) {
-        let _ = self
-            .command()
-            .args(self.delete_args())
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
     }
 
     pub async fn create(&self) -> Result<(), ClusterError> {

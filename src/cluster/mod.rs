@@ -137,14 +137,11 @@ impl KindGuard {
 
 impl Drop for KindGuard {
     fn drop(&mut self) {
+        // The registry's processes go with their list; the cluster, then its network, with
+        // its record.
+        self.beside = None;
         if let Some(c) = self.command.take() {
-            c.delete_now();
-        }
-        // The registry's processes go with their list; the network once the node has left it.
-        if let Some(beside) = self.beside.take() {
-            let network = beside.network.clone();
-            drop(beside);
-            network.remove_now();
+            c.record().delete();
         }
     }
 }

@@ -84,6 +84,22 @@ pub struct KindRecord {
 }
 
 impl KindRecord {
+    /// kind, on the cluster's Docker network, with the Docker client first on its PATH.
+    pub fn command(&self) -> std::process::Command {
+        let mut command = std::process::Command::new(&self.kind);
+        if let Some(network) = &self.network {
+            command.env("KIND_EXPERIMENTAL_DOCKER_NETWORK", network);
+        }
+        if let Some(dir) = self.docker.as_deref().and_then(std::path::Path::parent) {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            let dirs = std::iter::once(dir.to_owned()).chain(std::env::split_paths(&path));
+            if let Ok(joined) = std::env::join_paths(dirs) {
+                command.env("PATH", joined);
+            }
+        }
+        command
+    }
+
     /// Deletes the cluster, then its network (blocking; what is gone already is no error).
     pub fn delete(&self) {
         use std::process::{Command, Stdio};
@@ -94,16 +110,10 @@ impl KindRecord {
                 .stderr(Stdio::null())
                 .status();
         };
-        let mut kind = Command::new(&self.kind);
-        kind.args(["delete", "cluster", "--name", &self.name]);
-        if let Some(dir) = self.docker.as_deref().and_then(std::path::Path::parent) {
-            let path = std::env::var_os("PATH").unwrap_or_default();
-            let dirs = std::iter::once(dir.to_owned()).chain(std::env::split_paths(&path));
-            if let Ok(joined) = std::env::join_paths(dirs) {
-                kind.env("PATH", joined);
-            }
-        }
-        quiet(&mut kind);
+        quiet(
+            self.command()
+                .args(["delete", "cluster", "--name", &self.name]),
+        );
         if let (Some(docker), Some(network)) = (&self.docker, &self.network) {
             quiet(Command::new(docker).args(["network", "rm", network]));
         }
