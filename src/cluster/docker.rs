@@ -158,3 +158,42 @@ impl Network {
 
 /// The label on what labcheck makes in the engine.
 pub const LABEL: &str = "io.labcheck.cell=true";
+
+/// A running container's process id and its address on `network`.
+pub async fn container_on(
+    client: &Path,
+    container: &str,
+    network: Option<&str>,
+) -> Result<(u32, Ipv4Addr), ClusterError> {
+    let format = "{{.State.Pid}}{{range $n, $e := .NetworkSettings.Networks}} {{$n}}={{$e.IPAddress}}{{end}}";
+    let text = docker(
+        client,
+        &["container", "inspect", "--format", format, container],
+        None,
+        ASK_TIMEOUT,
+    )
+    .await?;
+    let bad = |message: String| ClusterError::Command {
+        command: format!("docker container inspect {container}"),
+        message,
+    };
+    let mut words = text.split_whitespace();
+    let pid = words
+        .next()
+        .and_then(|p| p.parse::<u32>().ok())
+        .filter(|p| *p > 0)
+        .ok_or_else(|| bad(format!("no running process in {text:?}")))?;
+    let address = words
+        .filter_map(|w| w.split_once('='))
+        .find(|(name, _)| network.is_none_or(|n| n == *name))
+        .and_then(|(_, ip)| ip.parse::<Ipv4Addr>().ok())
+        .ok_or_else(|| bad(format!("no IPv4 address on {network:?} in {text:?}")))?;
+    Ok((pid, address))
+}
+
+/// Runs `args` in a running container.
+pub async fn exec(client: &Path, container: &str, args: &[&str]) -> Result<(), ClusterError> {
+    let mut all = vec!["exec", container];
+    all.extend_from_slice(args);
+    docker(client, &all, None, ASK_TIMEOUT).await.map(drop)
+}

@@ -399,8 +399,10 @@ pub enum KindNode {
 }
 
 impl ClusterBackend for Kind {
+    /// The learner's commands reach the cluster through the cell's own namespace's link to the
+    /// node ([`kind::link`]).
     fn isolates_network(&self) -> bool {
-        false
+        true
     }
 
     async fn start(&self, env: &CellEnv<'_>) -> Result<Cluster, ClusterError> {
@@ -410,14 +412,18 @@ impl ClusterBackend for Kind {
             kind: self.kind.clone(),
             name: name.clone(),
             node_image: None,
-            kubeconfig: env.kubeconfig.clone(),
+            // The harness's: the API server on the machine's loopback.
+            kubeconfig: env.dir.join("kind-kubeconfig"),
             config: None,
             network: None,
             docker: Some(self.docker.clone()),
         };
         let mut beside = None;
         match &self.node {
-            KindNode::Named(image) => command.node_image = image.clone(),
+            KindNode::Named(image) => {
+                command.node_image = image.clone();
+                command.config = Some(write_config(&env.dir, kind::named_config())?);
+            }
             KindNode::Built {
                 reference,
                 archive,
@@ -431,13 +437,8 @@ impl ClusterBackend for Kind {
                 }
                 let (started, mounts) =
                     kind::Beside::start(&self.docker, &name, &env.dir, &served, keep).await?;
-                let config = env.dir.join("kind.yaml");
-                let text = kind::config(&mounts, &KIND_TAGS);
-                std::fs::write(&config, text).map_err(|e| {
-                    ClusterError::Io(format!("cannot write {}: {e}", config.display()))
-                })?;
                 command.node_image = Some(reference.clone());
-                command.config = Some(config);
+                command.config = Some(write_config(&env.dir, kind::config(&mounts, &KIND_TAGS))?);
                 command.network = Some(started.network.name.clone());
                 beside = Some(started);
             }
@@ -448,10 +449,11 @@ impl ClusterBackend for Kind {
             beside,
         };
         command.create().await?;
-        let client = client_for(&env.kubeconfig, None).await?;
+        let client = client_for(&command.kubeconfig, None).await?;
         let what = format!("kind cluster {}", command.name);
         let version = wait_ready(&client, Duration::from_secs(120), &what).await?;
         wait_default_account(&client, &what).await?;
+        learner_link(env, &command, &self.docker).await?;
         let kept = command.record();
         let registry = guard
             .beside
@@ -474,6 +476,36 @@ impl ClusterBackend for Kind {
             },
         })
     }
+}
+
+/// Writes a kind cluster's configuration into the cell's cluster directory.
+fn write_config(dir: &Path, text: String) -> Result<PathBuf, ClusterError> {
+    let config = dir.join("kind.yaml");
+    std::fs::write(&config, text)
+        .map_err(|e| ClusterError::Io(format!("cannot write {}: {e}", config.display())))?;
+    Ok(config)
+}
+
+/// Joins the cell's network to the kind node and writes the learner's kubeconfig for it.
+async fn learner_link(
+    env: &CellEnv<'_>,
+    command: &kind::KindCommand,
+    docker: &Path,
+) -> Result<(), ClusterError> {
+    let io = |e: std::io::Error| ClusterError::Io(e.to_string());
+    let cell = env.sandbox.network_commands().map_err(io)?;
+    let node = command.node_container();
+    let node_ip = kind::link::connect(docker, &node, command.network.as_deref(), &cell).await?;
+    let read =
+        std::fs::read_to_string(&command.kubeconfig).map_err(|e| ClusterError::Kubeconfig {
+            path: command.kubeconfig.clone(),
+            message: e.to_string(),
+        })?;
+    let learner = kind::link::learner_kubeconfig(&read, node_ip);
+    std::fs::write(&env.kubeconfig, learner).map_err(|e| ClusterError::Kubeconfig {
+        path: env.kubeconfig.clone(),
+        message: e.to_string(),
+    })
 }
 
 /// Waits until the controllers have made the `default` namespace's ServiceAccount: until then a

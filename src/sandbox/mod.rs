@@ -102,8 +102,9 @@ fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> S
 pub struct SandboxOptions {
     /// The holder outlives the harness (a kept cell); otherwise it dies with it.
     pub keep_alive: bool,
-    /// A network namespace of its own with only `lo` (cells with a local cluster); without, the
-    /// cell shares the host's network (cells that reach an existing or kind cluster).
+    /// A network namespace of its own with only `lo` (cells with a local or kind cluster: the
+    /// cluster joins it); without, the cell shares the host's network (cells that reach an
+    /// existing cluster).
     pub isolate_network: bool,
     /// Show the files under this directory over the host's (a learner's environment copied
     /// elsewhere: `view/root/istio` appears as `/root/istio`). Nothing under it is modified.

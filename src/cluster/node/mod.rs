@@ -10,7 +10,7 @@
 
 mod config;
 mod coredns;
-mod network;
+pub(crate) mod network;
 mod paths;
 pub mod policy;
 mod restore;

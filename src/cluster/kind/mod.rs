@@ -17,6 +17,8 @@ use super::ClusterError;
 use super::docker::{self, Network};
 use super::processes::Processes;
 
+pub mod link;
+
 /// The port of a cell's registry on its network's gateway.
 pub const REGISTRY_PORT: u16 = 5000;
 /// How long the registry may take to answer.
@@ -70,10 +72,7 @@ pub const NODE_POLICY: &str = "/kind/labcheck/runc";
 ///   kubeadm runs CoreDNS and etcd at the tags the image table builds.
 pub fn config(mounts: &NodeMounts, tags: &ImageTags) -> String {
     format!(
-        r#"kind: Cluster
-apiVersion: kind.x-k8s.io/v1alpha4
-networking:
-  disableDefaultCNI: true
+        r#"{networking}  disableDefaultCNI: true
   kubeProxyMode: none
 nodes:
 - role: control-plane
@@ -112,6 +111,18 @@ kubeadmConfigPatches:
         pause = tags.pause,
         coredns_tag = tags.coredns,
         etcd_tag = tags.etcd,
+        networking = named_config(),
+    )
+}
+
+/// The configuration of a cluster on a node image the user named: only the address ranges
+/// (the local backend's Services' range, so a Service's address and the cluster's DNS server
+/// are the same on both backends).
+pub fn named_config() -> String {
+    format!(
+        "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnetworking:\n  podSubnet: {}\n  serviceSubnet: {}\n",
+        link::POD_SUBNET,
+        link::SERVICE_SUBNET
     )
 }
 
@@ -159,6 +170,11 @@ impl KindCommand {
             "120s".into(),
         ]);
         args
+    }
+
+    /// The node's container (kind names it after the cluster).
+    pub fn node_container(&self) -> String {
+        format!("{}-control-plane", self.name)
     }
 
     /// The arguments of `kind delete cluster`.
@@ -391,6 +407,8 @@ mod tests {
             "BinaryName = \"/kind/labcheck/runc\"",
             "sandbox_image = \"registry.k8s.io/pause:3.10.1\"",
             "kubeProxyMode: none",
+            "podSubnet: 10.244.0.0/16",
+            "serviceSubnet: 10.0.0.0/24",
             "seccompDefault: true",
             "imageTag: v1.15.0",
             "imageTag: 3.6.16-0",
