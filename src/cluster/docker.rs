@@ -159,13 +159,22 @@ impl Network {
 /// The label on what labcheck makes in the engine.
 pub const LABEL: &str = "io.labcheck.cell=true";
 
-/// A running container's process id and its address on `network`.
+/// A running container: its process and where it is on a network.
+#[derive(Clone, Copy, Debug)]
+pub struct Container {
+    pub pid: u32,
+    pub address: Ipv4Addr,
+    /// The network's gateway: the machine's address on it.
+    pub gateway: Ipv4Addr,
+}
+
+/// A running container's process and its place on `network` (its first one when `None`).
 pub async fn container_on(
     client: &Path,
     container: &str,
     network: Option<&str>,
-) -> Result<(u32, Ipv4Addr), ClusterError> {
-    let format = "{{.State.Pid}}{{range $n, $e := .NetworkSettings.Networks}} {{$n}}={{$e.IPAddress}}{{end}}";
+) -> Result<Container, ClusterError> {
+    let format = "{{.State.Pid}}{{range $n, $e := .NetworkSettings.Networks}} {{$n}}={{$e.IPAddress}}={{$e.Gateway}}{{end}}";
     let text = docker(
         client,
         &["container", "inspect", "--format", format, container],
@@ -183,12 +192,19 @@ pub async fn container_on(
         .and_then(|p| p.parse::<u32>().ok())
         .filter(|p| *p > 0)
         .ok_or_else(|| bad(format!("no running process in {text:?}")))?;
-    let address = words
-        .filter_map(|w| w.split_once('='))
-        .find(|(name, _)| network.is_none_or(|n| n == *name))
-        .and_then(|(_, ip)| ip.parse::<Ipv4Addr>().ok())
+    let (address, gateway) = words
+        .filter_map(|w| {
+            let mut parts = w.split('=');
+            Some((parts.next()?, parts.next()?, parts.next()?))
+        })
+        .find(|(name, _, _)| network.is_none_or(|n| n == *name))
+        .and_then(|(_, ip, gw)| Some((ip.parse().ok()?, gw.parse().ok()?)))
         .ok_or_else(|| bad(format!("no IPv4 address on {network:?} in {text:?}")))?;
-    Ok((pid, address))
+    Ok(Container {
+        pid,
+        address,
+        gateway,
+    })
 }
 
 /// Runs `args` in a running container.

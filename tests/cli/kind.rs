@@ -1,7 +1,8 @@
 //! The kind backend on this machine, opt-in (`LABCHECK_KIND=1`, with a Docker engine that
 //! answers): a learner's privileged Pod is refused by the node's runtime policy while an
 //! ordinary one runs, and after a pass, a failure and SIGTERM no kind cluster, container, network
-//! or registry of the run is left.
+//! or registry of the run is left; the learner's shell and a `hostNetwork` Pod reach the node,
+//! never the machine.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -170,4 +171,55 @@ fn a_kept_kind_cell_keeps_its_cluster_until_down() {
         .assert()
         .success();
     assert_eq!(leftovers("kept"), Vec::<String>::new());
+}
+
+/// The machine's port the network lab tries to reach (`tests/labs/kind/network.feature`).
+const MACHINE_PORT: u16 = 18080;
+
+#[test]
+fn the_learner_and_a_host_network_pod_reach_the_node_and_never_the_machine() {
+    if !enabled("the_learner_and_a_host_network_pod_reach_the_node_and_never_the_machine") {
+        return;
+    }
+    // The machine serves on every address while the lab runs, and counts who came.
+    let listener = std::net::TcpListener::bind(("0.0.0.0", MACHINE_PORT)).expect("port 18080");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let came = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let server = {
+        let (came, done) = (came.clone(), done.clone());
+        std::thread::spawn(move || {
+            use std::io::Write;
+            use std::sync::atomic::Ordering;
+            while !done.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((mut stream, _)) => {
+                        came.fetch_add(1, Ordering::Relaxed);
+                        let _ = stream
+                            .write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 8\r\n\r\nmachine\n");
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(50)),
+                }
+            }
+        })
+    };
+    // The listener answers the machine itself: what the lab cannot reach is there.
+    let mut local = std::net::TcpStream::connect(("127.0.0.1", MACHINE_PORT)).expect("listener");
+    let mut answer = String::new();
+    std::io::Read::read_to_string(&mut local, &mut answer).expect("answer");
+    assert!(answer.ends_with("machine\n"), "{answer}");
+    let (state, reports) = (
+        tempfile::tempdir().expect("state"),
+        tempfile::tempdir().expect("reports"),
+    );
+    let (code, out) = run("network", state.path(), reports.path());
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    server.join().expect("listener thread");
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        came.load(std::sync::atomic::Ordering::Relaxed),
+        1,
+        "only this test's own connection reached the machine's port\n{out}"
+    );
+    assert_eq!(leftovers("network"), Vec::<String>::new());
 }

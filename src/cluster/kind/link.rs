@@ -4,7 +4,8 @@
 //! reaches from the machine the cluster runs on: the API server on the node's address, a
 //! `NodePort` on the node, a `ClusterIP` and a Pod's address (the node routes them, as
 //! kube-proxy and the Pod network have them). The pair goes with either namespace: with the
-//! cell, or with the cluster's node.
+//! cell, or with the cluster's node. The node's own filter keeps what runs on it from the
+//! machine ([`fence`]).
 
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -39,8 +40,9 @@ pub async fn connect(
     network: Option<&str>,
     cell: &NetworkCommands,
 ) -> Result<Ipv4Addr, ClusterError> {
-    let (pid, node_ip) = docker::container_on(docker_client, node, network).await?;
-    let pid = pid.to_string();
+    let container = docker::container_on(docker_client, node, network).await?;
+    let node_ip = container.address;
+    let pid = container.pid.to_string();
     ip(
         cell,
         &[
@@ -67,7 +69,32 @@ pub async fn connect(
     ] {
         ip(cell, &["route", "add", &destination, "via", &via]).await?;
     }
+    fence(docker_client, node, container.gateway).await?;
     Ok(node_ip)
+}
+
+/// The node's filter toward the machine (its network's gateway): nothing on the node — a Pod
+/// of `hostNetwork: true`, a Pod the node forwards for, the learner through the pair — opens a
+/// connection to the machine, but for the node's containerd to the cell's registry. A Pod
+/// cannot lift it: it is the node's, and no container sharing the node's network has
+/// NET_ADMIN (the runtime's policy).
+async fn fence(docker_client: &Path, node: &str, gateway: Ipv4Addr) -> Result<(), ClusterError> {
+    let gateway = format!("{gateway}/32");
+    let registry = super::REGISTRY_PORT.to_string();
+    let new = ["-m", "conntrack", "--ctstate", "NEW"];
+    let rules: [Vec<&str>; 3] = [
+        [&["OUTPUT", "-d", &gateway][..], &new, &["-j", "REJECT"]].concat(),
+        vec![
+            "OUTPUT", "-d", &gateway, "-p", "tcp", "--dport", &registry, "-j", "ACCEPT",
+        ],
+        vec!["FORWARD", "-d", &gateway, "-j", "REJECT"],
+    ];
+    for rule in rules {
+        let mut args = vec!["iptables", "-w", "-I", rule[0], "1"];
+        args.extend_from_slice(&rule[1..]);
+        docker::exec(docker_client, node, &args).await?;
+    }
+    Ok(())
 }
 
 /// The learner's kubeconfig: kind's (the API server on the machine's loopback, which the cell

@@ -178,6 +178,17 @@ pub fn spec_allowed(spec: &Value) -> Result<(), String> {
             ));
         }
     }
+    // A Pod of `hostNetwork: true` shares the node's network: on a kind node, that network
+    // reaches the machine's bridge, which the node's own filter keeps it from; with NET_ADMIN
+    // the container could lift that filter.
+    let bounding = strings(&spec["process"]["capabilities"]["bounding"]);
+    if !namespaces.contains(&"network") && bounding.contains(&"CAP_NET_ADMIN") {
+        return Err(
+            "a container of this cell that shares its node's network (hostNetwork: \
+                    true) runs without NET_ADMIN: the node's network is not the Pod's to change"
+                .into(),
+        );
+    }
     for (key, _) in linux["sysctl"].as_object().into_iter().flatten() {
         if !namespaced_sysctl(key) {
             return Err(format!(
@@ -290,7 +301,8 @@ mod tests {
                 "maskedPaths": ["/proc/kcore", "/proc/keys", "/proc/timer_list"],
                 "seccomp": {"defaultAction": "SCMP_ACT_ERRNO"},
                 "namespaces": [{"type": "pid"}, {"type": "ipc", "path": "/proc/1/ns/ipc"},
-                               {"type": "mount"}],
+                               {"type": "mount"},
+                               {"type": "network", "path": "/proc/1/ns/net"}],
             },
             "mounts": [{"destination": "/data", "type": "bind",
                         "source": "/var/lib/kubelet/pods/u/volumes/kubernetes.io~empty-dir/d",
@@ -351,6 +363,19 @@ mod tests {
             let err = spec_allowed(&s).expect_err(expected);
             assert!(err.contains(expected), "{expected}: {err}");
         }
+    }
+
+    #[test]
+    fn net_admin_is_refused_only_in_the_nodes_network() {
+        let mut s = spec();
+        s["process"]["capabilities"]["bounding"] = json!(["CAP_CHOWN", "CAP_NET_ADMIN"]);
+        assert_eq!(spec_allowed(&s), Ok(()), "istio-init in its Pod's network");
+        let network = s["linux"]["namespaces"].as_array_mut().expect("namespaces");
+        network.retain(|n| n["type"] != "network");
+        let err = spec_allowed(&s).expect_err("hostNetwork with NET_ADMIN");
+        assert!(err.contains("hostNetwork"), "{err}");
+        s["process"]["capabilities"]["bounding"] = json!(["CAP_CHOWN"]);
+        assert_eq!(spec_allowed(&s), Ok(()), "hostNetwork without NET_ADMIN");
     }
 
     #[test]
