@@ -2,8 +2,8 @@
 Feature: Self-test: a local cell sends nothing off the machine
   The cell's etcd, API server and learner commands live in a network namespace of their own with
   only loopback: no other interface, no route. Read from /proc, so no packet is sent to find out.
-  Tagged @local: it is the local backend's own property (a kind cell's learner shares the
-  machine's network to reach its cluster).
+  Tagged @local: it is the local backend's own property (a kind cell's learner has one more
+  interface, its link to the kind node, and routes to the node's ranges through it).
 
   Background:
     Given the lab directory "/root/labcheck-net"

@@ -182,7 +182,7 @@ pub fn spec_allowed(spec: &Value) -> Result<(), String> {
     // reaches the machine's bridge, which the node's own filter keeps it from; with NET_ADMIN
     // the container could lift that filter.
     let bounding = strings(&spec["process"]["capabilities"]["bounding"]);
-    if !namespaces.contains(&"network") && bounding.contains(&"CAP_NET_ADMIN") {
+    if shares_node_network(linux) && bounding.contains(&"CAP_NET_ADMIN") {
         return Err(
             "a container of this cell that shares its node's network (hostNetwork: \
                     true) runs without NET_ADMIN: the node's network is not the Pod's to change"
@@ -205,6 +205,26 @@ pub fn spec_allowed(spec: &Value) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Whether a container is in the node's network: its spec names no network namespace (a
+/// sandbox of `hostNetwork: true`), or the one it joins (its sandbox's) is the node's, where
+/// this policy runs.
+fn shares_node_network(linux: &Value) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let network = linux["namespaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|n| n["type"] == "network");
+    let Some(network) = network else {
+        return true;
+    };
+    let Some(path) = network["path"].as_str() else {
+        return false;
+    };
+    let id = |p: &str| std::fs::metadata(p).map(|m| (m.dev(), m.ino()));
+    matches!((id(path), id("/proc/self/ns/net")), (Ok(a), Ok(b)) if a == b)
 }
 
 /// Whether a process (a container's, or one `kubectl exec` starts) keeps within the allowed
@@ -302,7 +322,7 @@ mod tests {
                 "seccomp": {"defaultAction": "SCMP_ACT_ERRNO"},
                 "namespaces": [{"type": "pid"}, {"type": "ipc", "path": "/proc/1/ns/ipc"},
                                {"type": "mount"},
-                               {"type": "network", "path": "/proc/1/ns/net"}],
+                               {"type": "network", "path": "/nonexistent/ns/net"}],
             },
             "mounts": [{"destination": "/data", "type": "bind",
                         "source": "/var/lib/kubelet/pods/u/volumes/kubernetes.io~empty-dir/d",
@@ -373,6 +393,13 @@ mod tests {
         let network = s["linux"]["namespaces"].as_array_mut().expect("namespaces");
         network.retain(|n| n["type"] != "network");
         let err = spec_allowed(&s).expect_err("hostNetwork with NET_ADMIN");
+        assert!(err.contains("hostNetwork"), "{err}");
+        // A container joins its sandbox's network: the node's, for `hostNetwork: true`.
+        s["linux"]["namespaces"]
+            .as_array_mut()
+            .expect("namespaces")
+            .push(json!({"type": "network", "path": "/proc/self/ns/net"}));
+        let err = spec_allowed(&s).expect_err("joining the node's network with NET_ADMIN");
         assert!(err.contains("hostNetwork"), "{err}");
         s["process"]["capabilities"]["bounding"] = json!(["CAP_CHOWN"]);
         assert_eq!(spec_allowed(&s), Ok(()), "hostNetwork without NET_ADMIN");
