@@ -31,6 +31,7 @@
     前提 ラボのディレクトリ "/root/bookinfo" を使う
     かつ Istio のリリースを "/root/istio" に展開する
 
+  @タイムアウト=300
   シナリオ: Istio を入れ、サイドカー付きの Bookinfo を動かす
     出力用のディレクトリ /root/bookinfo/out を作り、minimal プロファイルで Istio をインストールして
     ください。ネームスペース default にラベル istio-injection=enabled を付け、/root/istio の
