@@ -48,17 +48,49 @@ pub fn cluster_name(cell: &str) -> String {
 }
 
 /// Where a cell's kind node finds what labcheck gives it: the registry hosts configuration
-/// (every registry is the cell's registry) and labcheck itself, as the node's runc.
+/// (every registry is the cell's registry), labcheck itself, as the node's runc, and kubeadm's
+/// patches of the control plane's static Pods.
 #[derive(Clone, Debug)]
 pub struct NodeMounts {
     /// A directory holding `_default/hosts.toml`.
     pub registry_hosts: PathBuf,
     /// labcheck's executable, run by the node's containerd as its runc (the runtime's policy).
     pub policy: PathBuf,
+    /// A directory of kubeadm patches ([`write_kubeadm_patches`]).
+    pub kubeadm_patches: PathBuf,
 }
 
 /// Where the node sees labcheck's executable: by the name the runtime's policy answers to.
 pub const NODE_POLICY: &str = "/kind/labcheck/runc";
+/// Where the node sees kubeadm's patches.
+const NODE_PATCHES: &str = "/kind/labcheck/patches";
+
+/// The control plane's static Pods, which kubeadm gives CPU requests (650m in all). The local
+/// backend runs them as processes, outside the node's allocatable CPU; on kind they request
+/// none either, so a lab's Pods have the same room on both: on a 2-core machine kubeadm's
+/// requests leave none for a second istiod (an upgrade lab's canary stays Pending).
+const CONTROL_PLANE: [&str; 4] = [
+    "etcd",
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+];
+
+/// Writes into `dir` a strategic merge patch per static Pod of [`CONTROL_PLANE`] that takes
+/// its CPU request to zero (kubeadm's patch files: `<target>+strategic.json`).
+pub fn write_kubeadm_patches(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for component in CONTROL_PLANE {
+        let patch = serde_json::json!({
+            "spec": {"containers": [{"name": component, "resources": {"requests": {"cpu": "0"}}}]}
+        });
+        std::fs::write(
+            dir.join(format!("{component}+strategic.json")),
+            patch.to_string(),
+        )?;
+    }
+    Ok(())
+}
 
 /// The kind cluster's configuration for a cell. One control-plane node:
 /// - no default CNI (kind's `kindnetd` image has no recipe here): the node image holds the Pod
@@ -69,7 +101,8 @@ pub const NODE_POLICY: &str = "/kind/labcheck/runc";
 ///   a service ([`crate::images`]' kind node);
 /// - the kubelet takes cgroup v1 (`failCgroupV1: false`) and confines every Pod by the
 ///   runtime's default seccomp profile unless it asks otherwise (which the policy refuses);
-///   kubeadm runs CoreDNS and etcd at the tags the image table builds.
+///   kubeadm runs CoreDNS and etcd at the tags the image table builds, and the control plane's
+///   static Pods without CPU requests ([`CONTROL_PLANE`]).
 pub fn config(mounts: &NodeMounts, tags: &ImageTags) -> String {
     format!(
         r#"{networking}  disableDefaultCNI: true
@@ -83,6 +116,9 @@ nodes:
   - hostPath: {policy}
     containerPath: {node_policy}
     readOnly: true
+  - hostPath: {patches}
+    containerPath: {node_patches}
+    readOnly: true
 containerdConfigPatches:
 - |-
   [plugins."io.containerd.grpc.v1.cri".registry]
@@ -93,6 +129,10 @@ containerdConfigPatches:
   [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
     BinaryName = "{node_policy}"
 kubeadmConfigPatches:
+- |
+  kind: InitConfiguration
+  patches:
+    directory: {node_patches}
 - |
   kind: ClusterConfiguration
   dns:
@@ -108,6 +148,8 @@ kubeadmConfigPatches:
         hosts = mounts.registry_hosts.display(),
         policy = mounts.policy.display(),
         node_policy = NODE_POLICY,
+        patches = mounts.kubeadm_patches.display(),
+        node_patches = NODE_PATCHES,
         pause = tags.pause,
         coredns_tag = tags.coredns,
         etcd_tag = tags.etcd,
@@ -288,9 +330,14 @@ impl Beside {
                 )
             })
             .map_err(|e| ClusterError::Io(format!("cannot write {}: {e}", file.display())))?;
+        let kubeadm_patches = dir.join("kubeadm-patches");
+        write_kubeadm_patches(&kubeadm_patches).map_err(|e| {
+            ClusterError::Io(format!("cannot write {}: {e}", kubeadm_patches.display()))
+        })?;
         Ok(NodeMounts {
             registry_hosts: hosts,
             policy: helper,
+            kubeadm_patches,
         })
     }
 
@@ -393,6 +440,7 @@ mod tests {
         let mounts = NodeMounts {
             registry_hosts: "/cells/a/cluster/certs.d".into(),
             policy: "/usr/bin/labcheck".into(),
+            kubeadm_patches: "/cells/a/cluster/kubeadm-patches".into(),
         };
         let tags = ImageTags {
             pause: "registry.k8s.io/pause:3.10.1",
@@ -412,8 +460,45 @@ mod tests {
             "seccompDefault: true",
             "imageTag: v1.15.0",
             "imageTag: 3.6.16-0",
+            "hostPath: /cells/a/cluster/kubeadm-patches\n    containerPath: /kind/labcheck/patches",
+            "kind: InitConfiguration\n  patches:\n    directory: /kind/labcheck/patches",
         ] {
             assert!(text.contains(wanted), "{wanted} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn every_static_pod_of_the_control_plane_requests_no_cpu() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        write_kubeadm_patches(dir.path()).expect("the patches are written");
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("the directory is read")
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "etcd+strategic.json",
+                "kube-apiserver+strategic.json",
+                "kube-controller-manager+strategic.json",
+                "kube-scheduler+strategic.json"
+            ]
+        );
+        for name in names {
+            let text = std::fs::read_to_string(dir.path().join(&name)).expect("a patch");
+            let patch: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+            let container = &patch["spec"]["containers"][0];
+            assert_eq!(
+                Some(container["name"].as_str().unwrap_or_default()),
+                name.split('+').next()
+            );
+            assert_eq!(container["resources"]["requests"]["cpu"], "0");
         }
     }
 
