@@ -7,13 +7,13 @@
 //! its mistake scenarios only with `LABCHECK_KIND=all` (on kind a mistake cell replays the steps
 //! before it, which more than doubles the pass). What is left out is reported as skipped.
 
-/// The labs the kind run takes: all but those that check the local backend's own processes
-/// (`@local`), and the upgrade labs, which run in a second pass (they need two versions).
-const KIND_TAGS: &str = "not @local and not @upgrade and not @アップグレード";
-/// The upgrade labs on kind.
-const KIND_UPGRADE_TAGS: &str = "(@upgrade or @アップグレード) and not @local";
-/// What leaves the mistake scenarios out.
-const NO_MISTAKES: &str = "not @mistake and not @間違い";
+use labcheck::lint::tags::{MISTAKE, UPGRADE};
+
+/// A tag expression that matches any of `names` (one tag of the lint's table, in each language).
+fn any(names: &[&str]) -> String {
+    let tags: Vec<String> = names.iter().map(|n| format!("@{n}")).collect();
+    format!("({})", tags.join(" or "))
+}
 
 fn main() {
     let local = labcheck::cli::main_from(["labcheck", "run", "features"]);
@@ -28,11 +28,15 @@ fn main() {
                 "SKIPPED the mistake scenarios on kind: set LABCHECK_KIND=all to run them too"
             );
         }
+        // All labs but those that check the local backend's own processes (`@local`); the
+        // upgrade labs in a second pass (they need two versions).
+        let labs_tags = format!("not @local and not {}", any(UPGRADE));
+        let upgrade_tags = format!("{} and not @local", any(UPGRADE));
         let run = |istio: &str, tags: &str, reports: &str| {
             let tags = if mistakes {
                 tags.to_owned()
             } else {
-                format!("({tags}) and {NO_MISTAKES}")
+                format!("({tags}) and not {}", any(MISTAKE))
             };
             labcheck::cli::main_from([
                 "labcheck",
@@ -48,12 +52,8 @@ fn main() {
                 reports,
             ])
         };
-        let labs = run("1.31", KIND_TAGS, "target/labcheck-kind");
-        let upgrades = run(
-            "1.30,1.31",
-            KIND_UPGRADE_TAGS,
-            "target/labcheck-kind-upgrade",
-        );
+        let labs = run("1.31", &labs_tags, "target/labcheck-kind");
+        let upgrades = run("1.30,1.31", &upgrade_tags, "target/labcheck-kind-upgrade");
         if labs != 0 { labs } else { upgrades }
     };
     std::process::exit(if local != 0 { local } else { kind });

@@ -78,7 +78,7 @@ const CONTROL_PLANE: [&str; 4] = [
 
 /// Writes into `dir` a strategic merge patch per static Pod of [`CONTROL_PLANE`] that takes
 /// its CPU request to zero (kubeadm's patch files: `<target>+strategic.json`).
-pub fn write_kubeadm_patches(dir: &Path) -> std::io::Result<()> {
+fn write_kubeadm_patches(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     for component in CONTROL_PLANE {
         let patch = serde_json::json!({
