@@ -15,6 +15,7 @@ mod bookinfo;
 mod build;
 mod cache;
 mod debian;
+mod helloworld;
 mod input;
 mod kindnode;
 mod layer;

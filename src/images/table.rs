@@ -4,7 +4,7 @@
 //! knows how to carry out each kind of [`Recipe`].
 
 use super::archive::ImageConfig;
-use super::bookinfo;
+use super::{bookinfo, helloworld};
 
 /// One image labcheck can build.
 #[derive(Debug)]
@@ -322,15 +322,15 @@ pub static ROWS: &[Row] = &[
             files: &[
                 File {
                     path: "/etc/nginx/conf.d/default.conf",
-                    content: NGINX_DEFAULT_CONF,
+                    content: include_str!("nginx/default.conf"),
                 },
                 File {
                     path: "/usr/share/nginx/html/index.html",
-                    content: NGINX_INDEX_HTML,
+                    content: include_str!("nginx/index.html"),
                 },
                 File {
                     path: "/usr/share/nginx/html/50x.html",
-                    content: NGINX_50X_HTML,
+                    content: include_str!("nginx/50x.html"),
                 },
             ],
             hook: r#"set -e
@@ -431,11 +431,11 @@ chroot "$1" useradd --uid 100 --gid 101 --create-home --home-dir /home/curl_user
                    (1.68, the last whose dependencies the module proxy serves) as \
                    /usr/bin/fortio, under the tag latest_release — not fortio's newest release",
     },
-    helloworld(
+    helloworld::row(
         &["registry.istio.io/release/examples-helloworld-v1:1.0"],
         &[PATH, "SERVICE_VERSION=v1"],
     ),
-    helloworld(
+    helloworld::row(
         &["registry.istio.io/release/examples-helloworld-v2:1.0"],
         &[PATH, "SERVICE_VERSION=v2"],
     ),
@@ -573,127 +573,3 @@ const GO_HTTPBIN: Recipe = Recipe::Static {
     path: "/bin/go-httpbin",
     dirs: &["/bin"],
 };
-
-/// A helloworld image of Istio's samples: its version is its environment's `SERVICE_VERSION`,
-/// as the sample's Dockerfile builds it (`--build-arg service_version`).
-const fn helloworld(references: &'static [&'static str], env: &'static [&'static str]) -> Row {
-    Row {
-        references,
-        recipe: Recipe::Sample {
-            suite: "bookworm",
-            packages: HELLOWORLD_PACKAGES,
-            sources: &["helloworld/src"],
-            files: &[],
-            hook: HELLOWORLD_HOOK,
-        },
-        config: ImageConfig {
-            env,
-            cmd: HELLOWORLD_CMD,
-            working_dir: "/opt/microservices",
-            exposed_ports: &["5000/tcp"],
-            ..ImageConfig::EMPTY
-        },
-        contents: HELLOWORLD_CONTENTS,
-    }
-}
-
-/// What Istio's `samples/helloworld/src/Dockerfile` installs from Debian (its base image's
-/// Python, and curl).
-const HELLOWORLD_PACKAGES: &[&str] = &["python3", "curl", "ca-certificates"];
-
-/// The Dockerfile's steps: `app.py` and `requirements.txt` in `/opt/microservices`, the pinned
-/// requirements installed with their hashes — by the host's pip for the image's Python 3.11
-/// (pip inside the rootfs would not trust the host's certificates), into the rootfs's
-/// `dist-packages`.
-const HELLOWORLD_HOOK: &str = r#"set -e
-python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || { echo "the host's python3 is not 3.11, the image's: its pip cannot install the sample's wheels" >&2; exit 1; }
-mkdir -p "$1/opt/microservices"
-cp {samples}/helloworld/src/app.py {samples}/helloworld/src/requirements.txt "$1/opt/microservices/"
-python3 -m pip install --quiet --no-cache-dir --disable-pip-version-check --require-hashes --no-deps --no-compile --target "$1/usr/local/lib/python3.11/dist-packages" -r {samples}/helloworld/src/requirements.txt
-rm -rf "$1/usr/local/lib/python3.11/dist-packages/bin""#;
-
-/// The Dockerfile's command, through `python3 -m` (the host's pip wrote no scripts for the
-/// image's Python).
-const HELLOWORLD_CMD: &[&str] = &[
-    "python3",
-    "-m",
-    "gunicorn",
-    "-b",
-    "[::]:5000",
-    "app:app",
-    "-k",
-    "gevent",
-];
-
-const HELLOWORLD_CONTENTS: &str = "Istio's samples/helloworld/src of the cell's Istio version (app.py, \
-     its requirements.txt installed with their hashes from PyPI) on a Debian bookworm minbase \
-     with Python 3.11 and curl, run by gunicorn as the sample's Dockerfile does (the official \
-     image is python:3.12-slim)";
-
-/// The official image's `/etc/nginx/conf.d/default.conf`, IPv4 only (the official entrypoint
-/// adds `listen [::]:80` only where IPv6 works; this image has no entrypoint script).
-const NGINX_DEFAULT_CONF: &str = r#"server {
-    listen       80;
-    server_name  localhost;
-
-    location / {
-        root   /usr/share/nginx/html;
-        index  index.html index.htm;
-    }
-
-    # redirect server error pages to the static page /50x.html
-    #
-    error_page   500 502 503 504  /50x.html;
-    location = /50x.html {
-        root   /usr/share/nginx/html;
-    }
-}
-"#;
-
-/// The official image's welcome page.
-const NGINX_INDEX_HTML: &str = r#"<!DOCTYPE html>
-<html>
-<head>
-<title>Welcome to nginx!</title>
-<style>
-html { color-scheme: light dark; }
-body { width: 35em; margin: 0 auto;
-font-family: Tahoma, Verdana, Arial, sans-serif; }
-</style>
-</head>
-<body>
-<h1>Welcome to nginx!</h1>
-<p>If you see this page, the nginx web server is successfully installed and
-working. Further configuration is required.</p>
-
-<p>For online documentation and support please refer to
-<a href="http://nginx.org/">nginx.org</a>.<br/>
-Commercial support is available at
-<a href="http://nginx.com/">nginx.com</a>.</p>
-
-<p><em>Thank you for using nginx.</em></p>
-</body>
-</html>
-"#;
-
-/// The official image's error page.
-const NGINX_50X_HTML: &str = r#"<!DOCTYPE html>
-<html>
-<head>
-<title>Error</title>
-<style>
-html { color-scheme: light dark; }
-body { width: 35em; margin: 0 auto;
-font-family: Tahoma, Verdana, Arial, sans-serif; }
-</style>
-</head>
-<body>
-<h1>An error occurred.</h1>
-<p>Sorry, the page you are looking for is currently unavailable.<br/>
-Please try again later.</p>
-<p>If you are the system administrator of this resource then you should check
-the error log for details.</p>
-<p><em>Faithfully yours, nginx.</em></p>
-</body>
-</html>
-"#;

@@ -17,7 +17,11 @@ use super::ClusterError;
 use super::docker::{self, Network};
 use super::processes::Processes;
 
+mod backend;
 pub mod link;
+
+pub(super) use backend::Guard;
+pub use backend::{Kind, KindNode};
 
 /// The port of a cell's registry on its network's gateway.
 pub const REGISTRY_PORT: u16 = 5000;
