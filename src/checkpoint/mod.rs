@@ -155,7 +155,7 @@ impl Checkpoint {
         crate::sandbox::tree::copy(&self.dir.join("tmp"), &cell_dir.join("fs/tmp")).await
     }
 
-    /// Copies the checkpoint's etcd data into a new cell's cluster directory (before its
+    /// Copies the checkpoint's etcd data and PKI into a new cell's cluster directory (before its
     /// cluster starts).
     pub async fn restore_cluster(&self, cluster_dir: &Path) -> io::Result<()> {
         self.saved().restore(cluster_dir).await
@@ -166,6 +166,7 @@ impl Checkpoint {
         Saved {
             key: self.key.to_string(),
             etcd: self.state.cluster.then(|| self.dir.join("etcd")),
+            pki: Some(self.dir.join("pki")).filter(|p| self.state.cluster && p.is_dir()),
         }
     }
 }
@@ -297,6 +298,9 @@ impl Store {
                 c.copy(&partial.join("etcd"))
                     .await
                     .map_err(io("cannot copy the cluster's etcd data"))?;
+                c.copy_pki(&partial.join("pki"))
+                    .await
+                    .map_err(io("cannot copy the cluster's PKI"))?;
             }
             let fixtures = cell
                 .fixtures()

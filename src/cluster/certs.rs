@@ -48,6 +48,26 @@ fn name(cn: &str, org: Option<&str>) -> DistinguishedName {
     dn
 }
 
+/// The PKI in `dir` when every file of it is there (a cluster started from a checkpoint's), or
+/// a new one written there.
+pub fn existing_or_write(dir: &Path) -> Result<Pki, String> {
+    let pki = Pki::existing(dir);
+    let files = [
+        &pki.ca_cert,
+        &pki.ca_key,
+        &pki.server_cert,
+        &pki.server_key,
+        &pki.admin_cert,
+        &pki.admin_key,
+        &pki.sa_key,
+        &pki.sa_pub,
+    ];
+    if files.iter().all(|f| f.is_file()) {
+        return Ok(pki);
+    }
+    write(dir)
+}
+
 /// Generates the PKI into `dir`.
 pub fn write(dir: &Path) -> Result<Pki, String> {
     let err = |e: rcgen::Error| format!("cannot make certificates: {e}");
@@ -132,4 +152,23 @@ pub fn node_serving(
         std::fs::write(path, pem).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok((cert_path, key_path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_complete_pki_is_kept_and_an_incomplete_one_is_made_anew() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pki = dir.path().join("pki");
+        let first = existing_or_write(&pki).expect("first");
+        let ca = std::fs::read(&first.ca_cert).expect("ca");
+        let again = existing_or_write(&pki).expect("again");
+        assert_eq!(std::fs::read(&again.ca_cert).expect("ca"), ca);
+        std::fs::remove_file(&again.sa_pub).expect("remove");
+        let made = existing_or_write(&pki).expect("made");
+        assert_ne!(std::fs::read(&made.ca_cert).expect("ca"), ca);
+        assert!(made.sa_pub.is_file());
+    }
 }

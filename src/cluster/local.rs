@@ -81,7 +81,7 @@ pub async fn start(
             .map_err(|e| ClusterError::Io(e.to_string()))?;
         super::node::network(&commands).await?;
     }
-    let pki = certs::write(&dir.join("pki")).map_err(ClusterError::Io)?;
+    let pki = certs::existing_or_write(&dir.join("pki")).map_err(ClusterError::Io)?;
     let etcd_url = format!("http://127.0.0.1:{ETCD_PORT}");
     let etcd = start_etcd(sandbox, tools, dir, &etcd_url).await?;
     let p = |p: &PathBuf| p.display().to_string();
@@ -256,6 +256,7 @@ impl LocalCluster {
         Some(EtcdState {
             pid: self.etcd.id()? as i32,
             data: self.dir.join("etcd"),
+            pki: self.dir.join("pki"),
         })
     }
 
@@ -329,11 +330,13 @@ pub async fn save_template(etcd: &EtcdState, to: &Path) {
     let _ = std::fs::remove_dir_all(&partial);
 }
 
-/// A running etcd's data directory, and how to copy it consistently.
+/// A running etcd's data directory, and how to copy it consistently; and the cluster's PKI,
+/// which a checkpoint keeps with it.
 #[derive(Clone, Debug)]
 pub struct EtcdState {
     pid: i32,
     data: PathBuf,
+    pki: PathBuf,
 }
 
 impl EtcdState {
@@ -343,6 +346,13 @@ impl EtcdState {
     pub async fn copy(&self, to: &Path) -> std::io::Result<()> {
         let _stopped = Stopped::new(self.pid).await;
         crate::sandbox::tree::copy(&self.data, to).await
+    }
+
+    /// Copies the cluster's PKI to `to`. A cluster started from a checkpoint keeps the
+    /// checkpoint's CA: what etcd holds was made under it (every namespace's `kube-root-ca.crt`,
+    /// which a Pod the kubelet recreates mounts before the controllers could publish a new CA).
+    pub async fn copy_pki(&self, to: &Path) -> std::io::Result<()> {
+        crate::sandbox::tree::copy(&self.pki, to).await
     }
 }
 

@@ -55,22 +55,31 @@ enum Target {
     Checkpoint(String),
 }
 
-/// What a cluster is started from: a checkpoint's key and its copy of etcd (none when the
-/// checkpoint holds no cluster).
+/// What a cluster is started from: a checkpoint's key, its copy of etcd (none when the
+/// checkpoint holds no cluster) and of the cluster's PKI (none in a checkpoint written before
+/// checkpoints kept it: the cluster then makes a new one).
 #[derive(Clone, Debug)]
 pub struct Saved {
     pub key: String,
     pub etcd: Option<std::path::PathBuf>,
+    pub pki: Option<std::path::PathBuf>,
 }
 
 impl Saved {
-    /// Places the saved etcd in a cluster's directory, where the cluster's start finds it.
+    /// Places the saved etcd and PKI in a cluster's directory, where the cluster's start finds
+    /// them.
     pub async fn restore(&self, cluster_dir: &std::path::Path) -> std::io::Result<()> {
         let Some(etcd) = &self.etcd else {
             return Ok(());
         };
         std::fs::create_dir_all(cluster_dir)?;
-        crate::sandbox::tree::copy(etcd, &cluster_dir.join("etcd")).await
+        crate::sandbox::tree::copy(etcd, &cluster_dir.join("etcd")).await?;
+        let pki = cluster_dir.join("pki");
+        let _ = std::fs::remove_dir_all(&pki);
+        match &self.pki {
+            Some(saved) => crate::sandbox::tree::copy(saved, &pki).await,
+            None => Ok(()),
+        }
     }
 }
 

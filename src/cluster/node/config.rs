@@ -9,7 +9,10 @@ use super::{CLUSTER_DNS, NODE_NAME, POD_CIDR};
 /// ([`crate::images::registry`], `certs.d/_default/hosts.toml`). `restrict_oom_score_adj`: root here may lack
 /// `CAP_SYS_RESOURCE`, which a negative `oom_score_adj` (every sandbox's -998) needs. The Pods'
 /// network namespaces live under containerd's state, not the host's `/var/run/netns`. runc is
-/// labcheck's policy in front of the real one ([`super::policy`]).
+/// labcheck's policy in front of the real one ([`super::policy`]). A layer's blob leaves the
+/// content store once unpacked (`discard_unpacked_layers`): the table's layers are uncompressed
+/// tar, so keeping the blob would hold each image twice in the cell's memory (page cache) and
+/// disk; a pull of an image whose layers are unpacked fetches none of them again.
 pub fn containerd(p: &Paths, pause: &str) -> String {
     format!(
         r#"version = 3
@@ -24,6 +27,7 @@ imports = []
   path = "{state}/opt"
 [plugins."io.containerd.cri.v1.images"]
   snapshotter = "overlayfs"
+  discard_unpacked_layers = true
   [plugins."io.containerd.cri.v1.images".pinned_images]
     sandbox = "{pause}"
   [plugins."io.containerd.cri.v1.images".registry]
