@@ -56,8 +56,8 @@ enum Target {
 }
 
 /// What a cluster is started from: a checkpoint's key, its copy of etcd (none when the
-/// checkpoint holds no cluster) and of the cluster's PKI (none in a checkpoint written before
-/// checkpoints kept it: the cluster then makes a new one).
+/// checkpoint holds no cluster) and of the cluster's PKI (without one, the cluster makes a new
+/// one).
 #[derive(Clone, Debug)]
 pub struct Saved {
     pub key: String,
@@ -66,18 +66,16 @@ pub struct Saved {
 }
 
 impl Saved {
-    /// Places the saved etcd and PKI in a cluster's directory, where the cluster's start finds
-    /// them.
+    /// Places the saved etcd and PKI in a new cluster's directory (its callers make it anew),
+    /// where the cluster's start finds them.
     pub async fn restore(&self, cluster_dir: &std::path::Path) -> std::io::Result<()> {
         let Some(etcd) = &self.etcd else {
             return Ok(());
         };
         std::fs::create_dir_all(cluster_dir)?;
         crate::sandbox::tree::copy(etcd, &cluster_dir.join("etcd")).await?;
-        let pki = cluster_dir.join("pki");
-        let _ = std::fs::remove_dir_all(&pki);
         match &self.pki {
-            Some(saved) => crate::sandbox::tree::copy(saved, &pki).await,
+            Some(pki) => crate::sandbox::tree::copy(pki, &cluster_dir.join("pki")).await,
             None => Ok(()),
         }
     }
