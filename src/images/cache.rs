@@ -3,6 +3,8 @@
 //! ```text
 //! <cache>/images/<key>/image.tar    the docker-save archive
 //! <cache>/images/<key>/meta.json    references, contents, digest, build seconds, size
+//! <cache>/images/root-<key>/root     a containerd root holding a set of images unpacked
+//! <cache>/images/root-<key>/images.json  the references it holds (written last: it is complete)
 //! <cache>/images/<key>.lock         held (flock) while one process builds the key
 //! <cache>/images/tmp-<pid>/<key>/   a build in progress, renamed into place when done
 //! ```
@@ -145,6 +147,29 @@ impl Cache {
             std::fs::remove_dir_all(&target).map_err(io_err(image, "cannot replace", &target))?;
         }
         std::fs::rename(&stage.out, &target).map_err(io_err(image, "cannot move into", &target))
+    }
+
+    /// The containerd root of `key` (see [`super::preload`]), when complete.
+    pub fn root(&self, key: &str) -> Option<PathBuf> {
+        let dir = self.root.join(key);
+        dir.join("images.json").is_file().then(|| dir.join("root"))
+    }
+
+    /// Writes the references a root holds into `stage.out` beside it and renames it into place
+    /// as `key`; returns the root. The caller holds the lock of `key`.
+    pub fn install_root(
+        &self,
+        what: &str,
+        key: &str,
+        stage: &Stage,
+        references: &serde_json::Value,
+    ) -> Result<PathBuf, ImageError> {
+        let listing = stage.out.join("images.json");
+        let json = serde_json::to_string_pretty(references).map_err(io::Error::other);
+        json.and_then(|json| std::fs::write(&listing, json + "\n"))
+            .map_err(io_err(what, "cannot write", &listing))?;
+        self.place(what, key, stage)?;
+        Ok(self.root.join(key).join("root"))
     }
 
     /// A layer several images share, when complete: the layer and what it holds.

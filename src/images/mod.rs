@@ -19,6 +19,7 @@ mod helloworld;
 mod input;
 mod kindnode;
 mod layer;
+pub mod preload;
 pub mod registry;
 mod run;
 mod table;

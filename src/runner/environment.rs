@@ -87,6 +87,9 @@ pub struct Environment {
     /// An upgrade cell's istioctl of each of its versions, named `istioctl-<version>`, by the
     /// cell's label (`1.30→1.31`).
     pub upgrades: BTreeMap<String, Vec<Tool>>,
+    /// The containerd roots holding a node's images unpacked, by their key
+    /// ([`crate::images::preload::key`]).
+    pub roots: BTreeMap<String, crate::images::preload::Root>,
 }
 
 impl Environment {
@@ -102,6 +105,7 @@ impl Environment {
             istio: BTreeMap::new(),
             istio_images: BTreeMap::new(),
             upgrades: BTreeMap::new(),
+            roots: BTreeMap::new(),
         }
     }
 
@@ -133,7 +137,7 @@ impl Environment {
 
     /// The images a cell's node holds: the common ones, and for a `@mesh` cell Istio's of its
     /// version (of both, in an upgrade cell).
-    fn images_for(&self, needs: Needs, label: &str) -> Vec<crate::images::Built> {
+    pub fn images_for(&self, needs: Needs, label: &str) -> Vec<crate::images::Built> {
         let versions = match needs {
             Needs::Mesh => crate::model::label_versions(label),
             _ => Vec::new(),
@@ -162,6 +166,16 @@ impl Environment {
             .into_iter()
             .map(named)
             .collect::<Option<Vec<_>>>()?;
+        let images = self.images_for(needs, label);
+        let preloaded = self
+            .node
+            .iter()
+            .find(|t| t.name == T::Containerd.name())
+            .and_then(|c| {
+                self.roots
+                    .get(&crate::images::preload::key(&c.version, &images))
+            })
+            .cloned();
         Some(crate::cluster::node::NodeTools {
             kube_controller_manager: named(T::KubeControllerManager)?,
             kube_scheduler: named(T::KubeScheduler)?,
@@ -172,7 +186,8 @@ impl Environment {
             ctr: named(T::Ctr)?,
             runc: named(T::Runc)?,
             cni,
-            images: self.images_for(needs, label),
+            images,
+            preloaded,
         })
     }
 

@@ -252,7 +252,40 @@ async fn prepare(
             Backend::Kind(kind)
         }
     });
+    if matches!(env.backend, Some(Backend::Local(_))) {
+        preload(tc, &mut env, cells).await?;
+    }
     Ok(env)
+}
+
+/// The containerd root each planned real node starts from: its images unpacked, built where
+/// the cache lacks it (one per set of images, so per Istio version of the `@mesh` cells).
+async fn preload(
+    tc: &Toolchain,
+    env: &mut Environment,
+    cells: &[CellPlan],
+) -> Result<(), EnvironmentError> {
+    use crate::images::preload;
+    let named = |tool: toolchain::Tool| env.node.iter().find(|t| t.name == tool.name()).cloned();
+    let (Some(containerd), Some(ctr)) = (
+        named(toolchain::Tool::Containerd),
+        named(toolchain::Tool::Ctr),
+    ) else {
+        return Ok(());
+    };
+    let runtime = preload::Runtime {
+        containerd: &containerd.path,
+        ctr: &ctr.path,
+        version: &containerd.version,
+    };
+    for cell in cells.iter().filter(|c| c.needs.node()) {
+        let images = env.images_for(cell.needs, &cell.id.label);
+        let key = preload::key(runtime.version, &images);
+        if let std::collections::btree_map::Entry::Vacant(entry) = env.roots.entry(key) {
+            entry.insert(preload::ensure(tc.cache_dir(), runtime, &images).await?);
+        }
+    }
+    Ok(())
 }
 
 /// The kind backend: kind and the Docker client; labcheck's node image and the images its

@@ -81,6 +81,9 @@ pub struct NodeTools {
     pub cni: Vec<PathBuf>,
     /// The images the cell's registry serves: the table's, built.
     pub images: Vec<crate::images::Built>,
+    /// The same images unpacked, which the node's containerd starts with (none: it pulls each
+    /// one from the registry).
+    pub preloaded: Option<crate::images::preload::Root>,
 }
 
 /// What starting a node needs from the local cluster that runs it.
@@ -224,6 +227,17 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
                 writable: false,
             }),
     );
+    if let Some(root) = &s.tools.preloaded {
+        let target = p.on_host("containerd");
+        let snapshots = root
+            .seed(&target)
+            .map_err(|e| io(format!("cannot seed {}: {e}", target.display())))?;
+        attachments.extend(snapshots.into_iter().map(|s| crate::sandbox::Attachment {
+            host: s.host,
+            at: Path::new(paths::CONTAINERD_ROOT).join(s.relative),
+            writable: false,
+        }));
+    }
     let started = Node::start_container_host(s.learner, s.commands.network(), &attachments, s.keep)
         .map_err(|e| io(format!("cannot start the cell's node: {e}")))?;
     let commands = started.commands();
