@@ -39,6 +39,7 @@ Feature: A hostile learner's Pods on a real node
       pod sysadmin 'securityContext: {capabilities: {add: [SYS_ADMIN]}}'
       pod rootfs 'volumeMounts: [{name: h, mountPath: /host}]' 'volumes: [{name: h, hostPath: {path: /}}]'
       pod vartmp 'volumeMounts: [{name: h, mountPath: /host}]' 'volumes: [{name: h, hostPath: {path: /var/tmp}}]'
+      pod images 'volumeMounts: [{name: h, mountPath: /host}]' 'volumes: [{name: h, hostPath: {path: @IMAGES@}}]'
       pod hostpid '' 'hostPID: true'
       pod hostipc '' 'hostIPC: true'
       pod unconfined 'securityContext: {seccompProfile: {type: Unconfined}}'
@@ -62,6 +63,7 @@ Feature: A hostile learner's Pods on a real node
     And the output of "kubectl get events --field-selector involvedObject.name=redis -o jsonpath='{.items[*].message}'" should contain "labcheck builds no image docker.io/library/redis:7: the image table (src/images/table.rs) serves" within 60 seconds
     And the output of "kubectl get pod vartmp -o jsonpath='{.status.phase}'" should contain "Running" within 60 seconds
     And the output of "cat /var/tmp/@TARGET@" should contain "pwned-vartmp" within 30 seconds
+    And the output of "kubectl get pod images -o jsonpath='{.status.phase}'" should contain "Running" within 60 seconds
 "#;
 
 /// Starts `labcheck run LAB` with a state directory of its own.
@@ -84,10 +86,16 @@ fn a_hostile_learners_pods_do_not_reach_the_host() {
     std::fs::write(&target, "the host's own\n").expect("target");
     let _ = std::fs::remove_file(&created);
     let before = snapshot(&target);
+    // The cache holds the images every cell's node starts from (attached read-only to it).
+    let images = labcheck::toolchain::Toolchain::default_cache_dir().join("images");
+    let in_images = images.join(&name);
 
     let labs = tempfile::tempdir().expect("labs");
     let lab = labs.path().join("hostile.feature");
-    std::fs::write(&lab, HOSTILE.replace("@TARGET@", &name)).expect("lab");
+    let text = HOSTILE
+        .replace("@TARGET@", &name)
+        .replace("@IMAGES@", &images.display().to_string());
+    std::fs::write(&lab, text).expect("lab");
     let state = tempfile::tempdir_in("/var/tmp").expect("state");
     let reports = tempfile::tempdir().expect("reports");
     let child = start(state.path(), reports.path(), &lab);
@@ -102,6 +110,7 @@ fn a_hostile_learners_pods_do_not_reach_the_host() {
     assert!(output.contains("1 passed, 0 failed"), "{output}");
     assert_eq!(before, after, "the host's file changed");
     assert!(!new_file, "a Pod made {} on the host", created.display());
+    assert!(!in_images.exists(), "a Pod wrote into the image cache");
     assert_nothing_left(state.path(), run);
 }
 
@@ -199,12 +208,19 @@ fn a_kept_real_node_pulls_after_its_run_and_down_leaves_nothing() {
         })
         .unwrap_or_else(|| panic!("no kept cell: {ps}"))
         .to_owned();
-    // The run has ended: the cell's registry is the cell's own process, and serves a new pull.
-    let script = "kubectl run late --image=busybox:1.36 --command -- sleep 300\n\
-                  kubectl wait --for=condition=Ready pod/late --timeout=90s\nexit\n";
+    // The run has ended: the cell's registry is the cell's own process, and serves a new pull
+    // (the node holds busybox from its start: the Pod asks to pull it again).
+    let script = "kubectl run late --image=busybox:1.36 --image-pull-policy=Always --command -- sleep 300\n\
+                  kubectl wait --for=condition=Ready pod/late --timeout=90s\n\
+                  kubectl get events --field-selector involvedObject.name=late -o jsonpath='{.items[*].message}'\n\
+                  exit\n";
     let (code, shell) = labcheck(state.path(), &["shell", &cell], script);
     assert_eq!(code, Some(0), "{shell}");
     assert!(shell.contains("pod/late condition met"), "{shell}");
+    assert!(
+        shell.contains("Successfully pulled image \"busybox:1.36\""),
+        "{shell}"
+    );
     let (code, down) = labcheck(state.path(), &["down", "--all"], "");
     assert_eq!(code, Some(0), "{down}");
     let run: u32 = cell
