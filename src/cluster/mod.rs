@@ -225,13 +225,52 @@ impl ClusterBackend for Local {
                 }
             };
         let remaining = local::ready_timeout().saturating_sub(started.elapsed());
+        // A real node's runtime starts while the API server readies itself; its kubelet once
+        // the server is ready.
+        let node_commands = match env.node.as_ref().map(|_| cell_commands(env)).transpose() {
+            Ok(c) => c,
+            Err(e) => {
+                processes.stop().await;
+                return Err(e);
+            }
+        };
+        let start =
+            env.node
+                .as_ref()
+                .zip(node_commands.as_ref())
+                .map(|(tools, (commands, learner))| node::Start {
+                    commands,
+                    tools,
+                    dir: &env.dir,
+                    pki: &pki,
+                    client: &client,
+                    keep: env.sandbox.keeps(),
+                    learner,
+                });
+        let runtime = async {
+            match &start {
+                Some(s) => Some(node::start_runtime(s).await),
+                None => None,
+            }
+        };
         // Every readiness check, even from a template: the two bootstrap hooks look for the
         // first time a second after the server serves (`wait.Poll`), and a lab may read
         // `/readyz` itself.
-        let version = match poll_ready(&client, remaining).await {
+        let (ready, runtime) = tokio::join!(poll_ready(&client, remaining), runtime);
+        let mut node = match runtime.transpose() {
+            Ok(n) => n,
+            Err(e) => {
+                processes.stop().await;
+                return Err(e);
+            }
+        };
+        let version = match ready {
             Ok(v) => v,
             Err(detail) => {
                 let detail = format!("{detail}\n{}", processes.apiserver_log_tail());
+                if let Some(n) = node.as_mut() {
+                    n.stop().await;
+                }
                 processes.stop().await;
                 return Err(ClusterError::NotReady {
                     what: "kube-apiserver".into(),
@@ -245,14 +284,12 @@ impl ClusterBackend for Local {
         {
             local::save_template(&etcd, t).await;
         }
-        if let Some(tools) = &env.node {
-            match start_node(env, tools, &pki, &client).await {
-                Ok(n) => processes.node = Some(n),
-                Err(e) => {
-                    processes.stop().await;
-                    return Err(e);
-                }
+        if let (Some(mut n), Some(s)) = (node, start.as_ref()) {
+            if let Err(e) = n.join(s).await {
+                processes.stop().await;
+                return Err(e);
             }
+            processes.node = Some(n);
         }
         if env.mesh {
             processes.mesh = Some(mesh::Mesh::watch(client.clone()));
@@ -283,26 +320,6 @@ fn cell_commands(
     let commands = env.sandbox.network_commands().map_err(io)?;
     let learner = env.sandbox.learner_commands().map_err(io)?;
     Ok((commands, learner))
-}
-
-/// Starts a real node on a local cluster that is ready.
-async fn start_node(
-    env: &CellEnv<'_>,
-    tools: &node::NodeTools,
-    pki: &certs::Pki,
-    client: &kube::Client,
-) -> Result<node::RealNode, ClusterError> {
-    let (commands, learner) = cell_commands(env)?;
-    node::start(node::Start {
-        commands: &commands,
-        tools,
-        dir: &env.dir,
-        pki,
-        client,
-        keep: env.sandbox.keeps(),
-        learner: &learner,
-    })
-    .await
 }
 
 /// An existing cluster: a named context of a kubeconfig. Labs mutate clusters, so it must be

@@ -101,27 +101,41 @@ pub struct Start<'a> {
 /// A running node. Dropped, it ends with every container (unless the cell is kept).
 #[derive(Debug)]
 pub struct RealNode {
-    /// In start order: the registry, the controllers, then containerd, the kubelet and
+    /// In start order: the registry and containerd, then the controllers, the kubelet and
     /// kube-proxy.
     processes: Processes,
     node: Option<Node>,
     dir: PathBuf,
 }
 
-/// Starts the cell's registry of the table's images, the controllers, the node's runtime, the
-/// kubelet (until the node is Ready), kube-proxy and CoreDNS. If any of it fails, what did start is stopped.
-pub async fn start(s: Start<'_>) -> Result<RealNode, ClusterError> {
+/// Starts what of the node needs no API server — the cell's registry of the table's images,
+/// the node's namespaces and containerd — while the API server readies itself. If any of it
+/// fails, what did start is stopped.
+pub async fn start_runtime(s: &Start<'_>) -> Result<RealNode, ClusterError> {
     let mut node = RealNode {
         processes: Processes::new(s.dir, s.keep),
         node: None,
         dir: s.dir.to_owned(),
     };
-    match bring_up(&s, &mut node).await {
+    match runtime(s, &mut node).await {
         Ok(()) => Ok(node),
         Err(e) => {
             node.stop().await;
             Err(e)
         }
+    }
+}
+
+impl RealNode {
+    /// Once the API server is ready: starts the controllers, the kubelet (until the node is
+    /// Ready and, from a checkpoint, its Pods Ready again), kube-proxy and CoreDNS. If any of it
+    /// fails, the whole node is stopped.
+    pub async fn join(&mut self, s: &Start<'_>) -> Result<(), ClusterError> {
+        let joined = kubelet(s, self).await;
+        if joined.is_err() {
+            self.stop().await;
+        }
+        joined
     }
 }
 
@@ -176,8 +190,8 @@ fn knob_file(knob: &str) -> String {
     format!("sysctl-{}", knob.replace('/', "."))
 }
 
-/// What [`start`] does, into `node`.
-async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError> {
+/// What [`start_runtime`] does, into `node`.
+async fn runtime(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError> {
     let p = Paths::new(s.dir);
     write_files(s, &p)?;
     route_services(s.commands).await?;
@@ -206,17 +220,6 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
         let log = s.dir.join("registry-server.log");
         return Err(not_ready(what, RUNTIME_READY, detail, &log));
     }
-    let kubeconfig = p.on_host("kubeconfig");
-    for (name, binary, args) in super::processes::controllers(
-        &s.tools.kube_controller_manager,
-        &s.tools.kube_scheduler,
-        &kubeconfig,
-        s.pki,
-    ) {
-        node.processes
-            .spawn(s.commands.command(&binary), name, &binary, &args)?;
-    }
-
     let mut attachments = paths::attachments(&p, s.tools, &helper);
     attachments.extend(
         KERNEL_KNOBS
@@ -243,7 +246,6 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
     let commands = started.commands();
     node.node = Some(started);
     let net = s.commands.network();
-
     let containerd = node_command(&commands, net, "containerd");
     let config = p.in_node("containerd.toml").display().to_string();
     node.processes.spawn(
@@ -252,8 +254,26 @@ async fn bring_up(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError
         Path::new("containerd"),
         &["--config".into(), config],
     )?;
-    wait_runtime(&commands, net, &s.dir.join("containerd.log")).await?;
+    wait_runtime(&commands, net, &s.dir.join("containerd.log")).await
+}
 
+/// What [`RealNode::join`] does, into `node`.
+async fn kubelet(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError> {
+    let p = Paths::new(s.dir);
+    let kubeconfig = p.on_host("kubeconfig");
+    for (name, binary, args) in super::processes::controllers(
+        &s.tools.kube_controller_manager,
+        &s.tools.kube_scheduler,
+        &kubeconfig,
+        s.pki,
+    ) {
+        node.processes
+            .spawn(s.commands.command(&binary), name, &binary, &args)?;
+    }
+    let Some(commands) = node.node.as_ref().map(Node::commands) else {
+        return Err(io("the node's runtime was not started"));
+    };
+    let net = s.commands.network();
     let before = restore::before(s.client, NODE_NAME).await;
     let kubelet = node_command(&commands, net, "kubelet");
     let args = [
