@@ -6,7 +6,8 @@
 //! The module owns: the table of buildable images and what each really contains (`table`, see
 //! [`table()`] and [`lookup`]); reference normalization ([`normalize`]); carrying out recipes
 //! (`build`: gcc and copies; `debian`: `apt-get download`, `mmdebstrap`); the archive format
-//! (`archive`, `layer`); and the content-addressed cache with its build lock (`cache`).
+//! (`archive`, `layer`); the content-addressed cache with its build lock (`cache`); and the
+//! containerd roots a node starts from, holding a set of the images unpacked (`preload`).
 //! [`ensure`] is the entry point: it returns each image's archive, building only what the cache
 //! lacks.
 

@@ -3,10 +3,10 @@
 //! served from the images' archives where they lie in the cache, by the tags each archive
 //! carries. It runs as a process of the cell (`labcheck registry`, in its network and control
 //! group), so a kept cell keeps it. A node's containerd pulls every
-//! image through it (its hosts configuration sends every registry here), as a node pulls from a
-//! registry — `imagePullPolicy: Always` included — and an image the table does not build is
-//! refused as a registry refuses a repository it does not have, the reason naming the table.
-//! Nothing is copied into a cell but what its containerd pulls.
+//! image through it that it does not hold from its start ([`super::preload`]; its hosts
+//! configuration sends every registry here), as a node pulls from a registry —
+//! `imagePullPolicy: Always` included — and an image the table does not build is refused as a
+//! registry refuses a repository it does not have, the reason naming the table.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Seek};

@@ -5,8 +5,10 @@
 //! namespace with the node's own `/run`, `/var/lib/kubelet`, `/var/log` and cgroup hierarchies,
 //! a PID namespace out of the learner's reach, a cgroup namespace rooted at the cell's groups);
 //! containers run under the runtime's policy ([`policy`]). Every image a Pod runs comes from
-//! the image table ([`crate::images`]), pulled by the node's containerd from the cell's
-//! registry (`labcheck registry`, a process of the cell).
+//! the image table ([`crate::images`]): the node's containerd starts with the cell's set of
+//! them unpacked ([`crate::images::preload`]) and pulls the rest — and every manifest a Pod
+//! asks again, `imagePullPolicy: Always` — from the cell's registry (`labcheck registry`, a
+//! process of the cell).
 
 mod config;
 mod coredns;
