@@ -179,13 +179,7 @@ async fn build(
 
 /// In the child before exec: dies with labcheck, and mounts in a namespace of its own.
 fn own_mount_namespace() -> std::io::Result<()> {
-    let check = |r: libc::c_int| {
-        if r < 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            Ok(())
-        }
-    };
+    use crate::sandbox::unix::check;
     // SAFETY: plain system calls with constant arguments.
     unsafe {
         check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
@@ -252,21 +246,31 @@ async fn import_all(
 /// containerd with its metadata, content store and overlayfs snapshotter only: no CRI (nothing
 /// runs here).
 fn containerd_config(root: &Path, state: &Path, socket: &Path) -> String {
+    let disabled = r#"disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime", "io.containerd.cri.v1.images", "io.containerd.podsandbox.controller.v1.podsandbox", "io.containerd.sandbox.controller.v1.shim"]"#;
+    containerd_toml(root.display(), state.display(), socket.display(), disabled)
+}
+
+/// The head of a containerd 2 configuration (`version = 3`): its root, its state, and the
+/// sockets and directories it keeps there; `settings`, more top-level settings, before the
+/// tables. The node's containerd and the one that builds a root share it.
+pub fn containerd_toml(
+    root: impl std::fmt::Display,
+    state: impl std::fmt::Display,
+    socket: impl std::fmt::Display,
+    settings: &str,
+) -> String {
     format!(
         r#"version = 3
 root = "{root}"
 state = "{state}"
-disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime", "io.containerd.cri.v1.images", "io.containerd.podsandbox.controller.v1.podsandbox", "io.containerd.sandbox.controller.v1.shim"]
+{settings}
 [grpc]
   address = "{socket}"
 [ttrpc]
   address = "{socket}.ttrpc"
 [plugins."io.containerd.internal.v1.opt"]
   path = "{state}/opt"
-"#,
-        root = root.display(),
-        state = state.display(),
-        socket = socket.display(),
+"#
     )
 }
 
@@ -274,9 +278,13 @@ impl Root {
     /// Makes `target`, a new cell's containerd root, hold this root's images: copies its
     /// databases and content, makes an empty directory for each snapshot, and returns the
     /// snapshots to attach there read-only.
-    pub fn seed(&self, target: &Path) -> std::io::Result<Vec<Snapshot>> {
+    pub async fn seed(&self, target: &Path) -> std::io::Result<Vec<Snapshot>> {
         for copied in COPIED {
-            copy_tree(&self.dir.join(copied), &target.join(copied))?;
+            let to = target.join(copied);
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            crate::sandbox::tree::copy(&self.dir.join(copied), &to).await?;
         }
         let mut snapshots = Vec::new();
         let dir = self.dir.join(SNAPSHOTS);
@@ -291,23 +299,6 @@ impl Root {
         }
         snapshots.sort_by(|a, b| a.relative.cmp(&b.relative));
         Ok(snapshots)
-    }
-}
-
-/// Copies `from` (a file, or a directory of directories and files) to `to`.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    if from.is_dir() {
-        std::fs::create_dir_all(to)?;
-        for entry in std::fs::read_dir(from)? {
-            let entry = entry?;
-            copy_tree(&entry.path(), &to.join(entry.file_name()))?;
-        }
-        Ok(())
-    } else {
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::copy(from, to).map(drop)
     }
 }
 
@@ -335,8 +326,8 @@ mod tests {
         assert!(base.starts_with("root-"));
     }
 
-    #[test]
-    fn a_seeded_root_copies_the_databases_and_attaches_each_snapshot() {
+    #[tokio::test]
+    async fn a_seeded_root_copies_the_databases_and_attaches_each_snapshot() {
         let dir = tempfile::tempdir().expect("tempdir");
         let built = dir.path().join("built");
         let write = |relative: &str, text: &str| {
@@ -354,7 +345,10 @@ mod tests {
         write(&format!("{SNAPSHOTS}/2/fs/etc/os-release"), "layer");
         write("io.containerd.grpc.v1.introspection/uuid", "the builder's");
         let target = dir.path().join("cell");
-        let snapshots = Root { dir: built.clone() }.seed(&target).expect("seed");
+        let snapshots = Root { dir: built.clone() }
+            .seed(&target)
+            .await
+            .expect("seed");
         let read = |relative: &str| std::fs::read_to_string(target.join(relative)).ok();
         assert_eq!(
             read("io.containerd.metadata.v1.bolt/meta.db").as_deref(),

@@ -167,10 +167,7 @@ impl Environment {
             .map(named)
             .collect::<Option<Vec<_>>>()?;
         let images = self.images_for(needs, label);
-        let preloaded = self
-            .node
-            .iter()
-            .find(|t| t.name == T::Containerd.name())
+        let preloaded = tool_of(&self.node, T::Containerd)
             .and_then(|c| {
                 self.roots
                     .get(&crate::images::preload::key(&c.version, &images))
@@ -237,10 +234,12 @@ const CLUSTER_ONLY: &[&str] = &[
 
 /// Where `tool` is among the resolved `tools`.
 pub fn path_of(tools: &[Tool], tool: crate::toolchain::Tool) -> Option<PathBuf> {
-    tools
-        .iter()
-        .find(|t| t.name == tool.name())
-        .map(|t| t.path.clone())
+    tool_of(tools, tool).map(|t| t.path.clone())
+}
+
+/// `tool` among `tools`, by its name.
+pub fn tool_of(tools: &[Tool], tool: crate::toolchain::Tool) -> Option<&Tool> {
+    tools.iter().find(|t| t.name == tool.name())
 }
 
 /// The tools a cell puts first on the learner's PATH, by name: all but those only the cluster

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::environment::{Environment, Needs, Tool, path_of};
+use super::environment::{Environment, Needs, Tool, path_of, tool_of};
 use super::{CellPlan, default_state_dir, interruptible};
 use crate::cluster::{self, Backend, LocalTools};
 use crate::toolchain::{self, Toolchain, Versions};
@@ -266,7 +266,7 @@ async fn preload(
     cells: &[CellPlan],
 ) -> Result<(), EnvironmentError> {
     use crate::images::preload;
-    let named = |tool: toolchain::Tool| env.node.iter().find(|t| t.name == tool.name()).cloned();
+    let named = |tool| tool_of(&env.node, tool).cloned();
     let (Some(containerd), Some(ctr)) = (
         named(toolchain::Tool::Containerd),
         named(toolchain::Tool::Ctr),

@@ -14,18 +14,14 @@ use super::{CLUSTER_DNS, NODE_NAME, POD_CIDR};
 /// tar, so keeping the blob would hold each image twice in the cell's memory (page cache) and
 /// disk; a pull of an image whose layers are unpacked fetches none of them again.
 pub fn containerd(p: &Paths, pause: &str) -> String {
+    let head = crate::images::preload::containerd_toml(
+        paths::CONTAINERD_ROOT,
+        paths::CONTAINERD_STATE,
+        paths::CONTAINERD_SOCKET,
+        "imports = []",
+    );
     format!(
-        r#"version = 3
-root = "{root}"
-state = "{state}"
-imports = []
-[grpc]
-  address = "{socket}"
-[ttrpc]
-  address = "{socket}.ttrpc"
-[plugins."io.containerd.internal.v1.opt"]
-  path = "{state}/opt"
-[plugins."io.containerd.cri.v1.images"]
+        r#"{head}[plugins."io.containerd.cri.v1.images"]
   snapshotter = "overlayfs"
   discard_unpacked_layers = true
   [plugins."io.containerd.cri.v1.images".pinned_images]
@@ -51,9 +47,7 @@ imports = []
 [plugins."io.containerd.grpc.v1.cri"]
   stream_server_address = "127.0.0.1"
 "#,
-        root = paths::CONTAINERD_ROOT,
         state = paths::CONTAINERD_STATE,
-        socket = paths::CONTAINERD_SOCKET,
         runc = paths::program(paths::RUNC_POLICY).display(),
         cni_bin = paths::CNI_BIN,
         cni_conf = p.cni_conf(),

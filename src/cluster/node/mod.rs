@@ -236,6 +236,7 @@ async fn runtime(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError>
         let target = p.on_host("containerd");
         let snapshots = root
             .seed(&target)
+            .await
             .map_err(|e| io(format!("cannot seed {}: {e}", target.display())))?;
         attachments.extend(snapshots.into_iter().map(|s| crate::sandbox::Attachment {
             host: s.host,

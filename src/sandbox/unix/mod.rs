@@ -104,7 +104,8 @@ pub struct Entry {
     pub end_others: bool,
 }
 
-fn check(rc: libc::c_int) -> io::Result<()> {
+/// A system call's return code as a result: -1 is the call's `errno`.
+pub fn check(rc: libc::c_int) -> io::Result<()> {
     if rc == -1 {
         Err(io::Error::last_os_error())
     } else {
