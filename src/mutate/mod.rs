@@ -70,6 +70,15 @@ pub struct Result {
     pub equivalent: Option<String>,
     /// The outcome was kept from an earlier session (the mutant did not run).
     pub cached: bool,
+    /// How long the mutant's cell took, when it ran now.
+    pub spent: Option<Spent>,
+}
+
+/// How long a mutant's cell took: its sandbox and cluster (from a checkpoint), then its steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Spent {
+    pub setup: Duration,
+    pub steps: Duration,
 }
 
 /// Why mutation testing could not be done.
@@ -315,13 +324,13 @@ pub fn mutant_options(
     run
 }
 
-/// Told of each mutant's outcome as it finishes.
-pub type Done = Rc<dyn Fn(&Mutant, &Outcome)>;
+/// Told of each mutant's outcome as it finishes, and how long its cell took.
+pub type Done = Rc<dyn Fn(&Mutant, &Outcome, Spent)>;
 
 /// What running the mutants of one label gave.
 pub struct Ran {
-    /// Outcomes by mutant id.
-    pub outcomes: HashMap<String, Outcome>,
+    /// Outcomes by mutant id, with how long each cell took.
+    pub outcomes: HashMap<String, (Outcome, Spent)>,
     /// The signal that interrupted the run, if one did.
     pub interrupted: Option<i32>,
     /// How the pool of clusters served the mutants, if they borrowed clusters.
@@ -336,30 +345,35 @@ pub async fn run_mutants(
     by_slug: HashMap<String, Mutant>,
     done: Done,
 ) -> Ran {
-    type Seen = HashMap<CellId, Vec<(usize, StepOutcome)>>;
+    type Seen = HashMap<CellId, (Spent, Vec<(usize, StepOutcome)>)>;
     let seen: Rc<RefCell<Seen>> = Rc::default();
-    let outcomes: Rc<RefCell<HashMap<String, Outcome>>> = Rc::default();
+    let outcomes: Rc<RefCell<HashMap<String, (Outcome, Spent)>>> = Rc::default();
     let (s, o, m) = (seen.clone(), outcomes.clone(), Rc::new(by_slug));
     let sink: runner::Sink = Rc::new(move |e: &Event| match e {
+        Event::EnvironmentReady { cell, setup, .. } => {
+            s.borrow_mut().entry(cell.clone()).or_default().0.setup = *setup;
+        }
         Event::StepFinished {
             cell,
             step,
             outcome,
+            duration,
             ..
-        } => s
-            .borrow_mut()
-            .entry(cell.clone())
-            .or_default()
-            .push((step.line, outcome.clone())),
+        } => {
+            let mut seen = s.borrow_mut();
+            let (spent, steps) = seen.entry(cell.clone()).or_default();
+            spent.steps += *duration;
+            steps.push((step.line, outcome.clone()));
+        }
         Event::CellFinished { cell, error, .. } => {
             let Some(mutant) = m.get(&cell.lab) else {
                 return;
             };
-            let steps = s.borrow_mut().remove(cell).unwrap_or_default();
+            let (spent, steps) = s.borrow_mut().remove(cell).unwrap_or_default();
             let error = error.as_ref().map(|e| e.to_string());
             let outcome = classify(mutant, &steps, error.as_deref());
-            done(mutant, &outcome);
-            o.borrow_mut().insert(mutant.id.clone(), outcome);
+            done(mutant, &outcome, spent);
+            o.borrow_mut().insert(mutant.id.clone(), (outcome, spent));
         }
         _ => {}
     });

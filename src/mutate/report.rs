@@ -46,6 +46,17 @@ pub fn line(r: &Result, lang: Lang) -> String {
         }
         Outcome::Missed | Outcome::Timeout => {}
     }
+    if let Some(spent) = r.spent {
+        out.push_str(&format!(
+            " ({:.1} {s}: {} {:.1} {s}, {} {:.1} {s})",
+            (spent.setup + spent.steps).as_secs_f64(),
+            lang.pick("start", "起動"),
+            spent.setup.as_secs_f64(),
+            lang.pick("steps", "ステップ"),
+            spent.steps.as_secs_f64(),
+            s = lang.pick("s", "秒"),
+        ));
+    }
     out
 }
 
@@ -162,6 +173,12 @@ struct Row<'a> {
     equivalent: Option<&'a str>,
     /// The outcome was kept from an earlier run: the mutant did not run again.
     kept: bool,
+    /// Seconds the mutant's cell took to start (from its checkpoint) and to run its steps,
+    /// when it ran now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_secs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steps_secs: Option<f64>,
 }
 
 /// Writes `outcomes.json`, `caught.txt` and `missed.txt` under `dir`.
@@ -182,6 +199,8 @@ pub fn write(dir: &Path, lab: &Path, results: &[Result]) -> std::io::Result<()> 
             outcome: &r.outcome,
             equivalent: r.equivalent.as_deref(),
             kept: r.cached,
+            start_secs: r.spent.map(|s| s.setup.as_secs_f64()),
+            steps_secs: r.spent.map(|s| s.steps.as_secs_f64()),
         })
         .collect();
     let json = serde_json::to_string_pretty(&rows).map_err(std::io::Error::other)?;

@@ -235,12 +235,13 @@ impl Label<'_> {
     ) -> std::result::Result<Option<i32>, MutateError> {
         let lang = self.loaded.lab.lang;
         let answers = baseline.labels.get(label).map(|(_, a)| a);
-        let result = |mutant: generate::Mutant, outcome, cached| Result {
+        let result = |mutant: generate::Mutant, outcome, cached, spent| Result {
             equivalent: self.equivalents.get(&mutant.id).cloned(),
             mutant,
             label: label.to_owned(),
             outcome,
             cached,
+            spent,
         };
         let mut viable = Vec::new();
         let mut kept = 0;
@@ -253,13 +254,13 @@ impl Label<'_> {
             .unwrap_or_default();
         for m in mutants {
             if let Some(message) = super::syntax_error(&m.script) {
-                results.push(result(m, Outcome::Unviable { message }, false));
+                results.push(result(m, Outcome::Unviable { message }, false, None));
                 continue;
             }
             let text = super::lab::mutated_feature(&self.loaded.text, &m);
             match self.cache.as_ref().and_then(|c| c.get(&text)) {
                 Some(outcome) => {
-                    let r = result(m, outcome, true);
+                    let r = result(m, outcome, true, None);
                     self.reporter.report(&Said {
                         lang,
                         told: Told::Mutant(&r),
@@ -303,13 +304,14 @@ impl Label<'_> {
             label.to_owned(),
             self.reporter.clone(),
         );
-        let done: Done = Rc::new(move |m, o| {
+        let done: Done = Rc::new(move |m, o, spent| {
             let r = Result {
                 mutant: m.clone(),
                 label: l.clone(),
                 outcome: o.clone(),
                 equivalent: eq.get(&m.id).cloned(),
                 cached: false,
+                spent: Some(spent),
             };
             reporter.report(&Said {
                 lang,
@@ -326,16 +328,22 @@ impl Label<'_> {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
         for m in viable {
-            let outcome = outcomes.get(&m.id).cloned().unwrap_or(Outcome::Error {
-                message: "not run (the run was interrupted)".to_owned(),
-            });
+            let (outcome, spent) = match outcomes.get(&m.id) {
+                Some((outcome, spent)) => (outcome.clone(), Some(*spent)),
+                None => (
+                    Outcome::Error {
+                        message: "not run (the run was interrupted)".to_owned(),
+                    },
+                    None,
+                ),
+            };
             if let Some(cache) = &self.cache {
                 cache.put(
                     &super::lab::mutated_feature(&self.loaded.text, &m),
                     &outcome,
                 );
             }
-            results.push(result(m, outcome, false));
+            results.push(result(m, outcome, false, spent));
         }
         Ok(stopped)
     }

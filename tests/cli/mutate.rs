@@ -59,7 +59,11 @@ fn the_weak_check_misses_and_the_strong_one_catches() {
         .stdout(predicate::str::contains("score 0.75"))
         .stderr(predicate::str::contains(
             "scalar `name: shop` → `name: shoq` — by the check at line 19",
-        ));
+        ))
+        .stderr(
+            predicate::str::is_match(r"line 19 \(\d+\.\d s: start \d+\.\d s, steps \d+\.\d s\)")
+                .expect("regex"),
+        );
     let rows = outcomes(reports.path());
     assert_eq!(rows.len(), 8);
     let weak = find(&rows, "replicas: 4");
@@ -68,6 +72,12 @@ fn the_weak_check_misses_and_the_strong_one_catches() {
     let strong = find(&rows, "name: shoq");
     assert_eq!(strong["outcome"], "caught");
     assert_eq!(strong["line"], 19);
+    // Every mutant ran now: its cell's start and its steps are timed.
+    for row in &rows {
+        let start = row["start_secs"].as_f64().expect("start_secs");
+        let steps = row["steps_secs"].as_f64().expect("steps_secs");
+        assert!(start > 0.0 && steps > 0.0, "{row}");
+    }
     let missed =
         std::fs::read_to_string(reports.path().join("mutants/missed.txt")).expect("missed");
     assert!(
@@ -249,12 +259,22 @@ fn in_diff_runs_only_the_mutants_a_change_can_affect() {
         ));
     let again = outcomes(reports.path());
     assert_eq!(again.len(), rows.len());
-    assert!(again.iter().all(|r| r["kept"] == true), "{again:?}");
+    // A kept outcome did not run: it has no timing.
+    assert!(
+        again
+            .iter()
+            .all(|r| r["kept"] == true && r.get("start_secs").is_none()),
+        "{again:?}"
+    );
     let strip = |rs: &[Value]| -> Vec<Value> {
         rs.iter()
             .map(|r| {
                 let mut r = r.clone();
-                r["kept"] = Value::Null;
+                if let Some(o) = r.as_object_mut() {
+                    for key in ["kept", "start_secs", "steps_secs"] {
+                        o.remove(key);
+                    }
+                }
                 r
             })
             .collect()
