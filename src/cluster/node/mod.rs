@@ -278,6 +278,16 @@ async fn kubelet(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError>
     };
     let net = s.commands.network();
     let before = restore::before(s.client, NODE_NAME).await;
+    // kube-proxy first: the Services' rules are in place before a Pod's first request (a
+    // restored Pod's DNS query sent before them is lost, and waits out its resolver's timeout).
+    // It finds the node's addresses once the kubelet has registered it.
+    let proxy = node_command(&commands, net, "kube-proxy");
+    let args = [format!(
+        "--config={}",
+        p.in_node("kube-proxy.yaml").display()
+    )];
+    node.processes
+        .spawn(proxy, "kube-proxy", Path::new("kube-proxy"), &args)?;
     let kubelet = node_command(&commands, net, "kubelet");
     let args = [
         format!("--config={}", p.in_node("kubelet.yaml").display()),
@@ -297,13 +307,6 @@ async fn kubelet(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError>
             &s.dir.join("kubelet.log"),
         ));
     }
-    let proxy = node_command(&commands, net, "kube-proxy");
-    let args = [format!(
-        "--config={}",
-        p.in_node("kube-proxy.yaml").display()
-    )];
-    node.processes
-        .spawn(proxy, "kube-proxy", Path::new("kube-proxy"), &args)?;
     coredns::install(s.client).await?;
     if let Err(detail) = before.wait_pods(s.client, PODS_READY).await {
         let what = "the Pods of the checkpoint".to_owned();
