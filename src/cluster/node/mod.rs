@@ -129,9 +129,9 @@ pub async fn start_runtime(s: &Start<'_>) -> Result<RealNode, ClusterError> {
 }
 
 impl RealNode {
-    /// Once the API server is ready: starts the controllers, the kubelet (until the node is
-    /// Ready and, from a checkpoint, its Pods Ready again), kube-proxy and CoreDNS. If any of it
-    /// fails, the whole node is stopped.
+    /// Once the API server is ready: starts the controllers, kube-proxy, the kubelet (until the
+    /// node is Ready) and CoreDNS, and, from a checkpoint, waits for its Pods to be Ready again.
+    /// If any of it fails, the whole node is stopped.
     pub async fn join(&mut self, s: &Start<'_>) -> Result<(), ClusterError> {
         let joined = kubelet(s, self).await;
         if joined.is_err() {
