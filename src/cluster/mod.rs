@@ -17,6 +17,7 @@ pub mod local;
 pub mod mesh;
 pub mod node;
 pub mod pool;
+pub mod pressure;
 pub(crate) mod processes;
 
 use std::path::{Path, PathBuf};
@@ -58,6 +59,9 @@ pub enum ClusterError {
     Io(String),
     #[error("a pooled cluster: {0}")]
     Etcd(#[from] etcd::EtcdError),
+    /// A node the cell's steps ran on was under pressure (see [`pressure`]).
+    #[error("{0}")]
+    NodePressure(pressure::Pressure),
     #[error("a pooled cluster's network: {0}")]
     Sandbox(#[source] Box<crate::sandbox::SandboxError>),
 }
@@ -149,6 +153,19 @@ impl Cluster {
         match &self.inner {
             Inner::Local { processes, .. } => processes.etcd_state(),
             Inner::Existing | Inner::Kind { .. } => None,
+        }
+    }
+
+    /// A pressure condition that holds on one of the cluster's nodes, for backends whose nodes
+    /// are the cell's own (a real node, kind): a failed cell on such a node failed for the
+    /// machine's sake. `None` for an existing cluster, whose nodes are not labcheck's.
+    pub async fn pressure(&self) -> Option<pressure::Pressure> {
+        match &self.inner {
+            Inner::Local { processes, .. } if processes.node.is_some() => {
+                pressure::of(&self.client).await
+            }
+            Inner::Kind { .. } => pressure::of(&self.client).await,
+            Inner::Local { .. } | Inner::Existing => None,
         }
     }
 

@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 
 use crate::cell::Cell;
 use crate::checkpoint::{Checkpoint, Store};
+use crate::cluster::ClusterError;
 use crate::cluster::pool::{CellCluster, Pool};
 use crate::model::{CellId, Event, HarnessFault, Resumed};
 use leftovers::{keep_leftovers, keep_start_logs, record_kept};
@@ -361,8 +362,17 @@ async fn run_cell(shared: &Shared<'_>, plan: CellPlan) -> (CellId, Result<bool, 
         record_kept(&cell, cluster.as_deref());
     }
     let checkpointer = checkpointer(shared, &plan, cluster.as_deref());
-    let (passed, error) =
+    let (passed, mut error) =
         run_scenarios(&plan, cell.clone(), sink.clone(), checkpointer.clone()).await;
+    // A cell that failed on a node under pressure failed for the machine's sake.
+    if let (false, None, Some(c)) = (passed, &error, cluster.as_deref())
+        && let Some(p) = c.pressure().await
+    {
+        error = Some(CellError::Cluster {
+            backend: c.backend,
+            source: ClusterError::NodePressure(p),
+        });
+    }
     shared.slots.close(plan.checkpoints.values());
     let mut error = error.map(Arc::new);
     if let Some(e) = checkpointer.and_then(|c| c.errors.borrow_mut().drain(..).next()) {

@@ -7,7 +7,8 @@
 //! labcheck does not build, whose pull error names the image table. The host is
 //! checked before and after: a root-owned file under `/var/tmp` that the Pods write to keeps its
 //! content and metadata, no file appears where they aim, and nothing of the run — process,
-//! control group, mount — is left after the lab passes, fails, or is ended by SIGTERM.
+//! control group, mount — is left after the lab passes, fails, or is ended by SIGTERM. A learner
+//! who fills the node's disk gets the node's `DiskPressure` as the cell's harness error.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -229,4 +230,104 @@ fn a_kept_real_node_pulls_after_its_run_and_down_leaves_nothing() {
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("a cell named after its run's pid: {cell}"));
     assert_nothing_left(state.path(), run);
+}
+
+/// A lab whose learner fills the disk the node's state lives on, then asks for a new Pod.
+const FULL_DISK: &str = r#"@kubernetes @node
+Feature: A node whose disk fills up
+
+  Scenario: The disk holding the node fills
+    When the learner runs:
+      """
+      kubectl create deployment web --image=nginx
+      kubectl rollout status deployment/web --timeout=120s
+      fallocate -l $(( $(df --output=avail -B1 "$HOME" | tail -1) - 40*1024*1024 )) "$HOME/fill"
+      kubectl wait node/labcheck-node --for=condition=DiskPressure --timeout=120s
+      """
+    Then the last command should succeed
+
+  Scenario: A new Pod
+    When the learner runs:
+      """
+      kubectl run late --image=busybox -- sleep 3600
+      """
+    Then the output of "kubectl get pod late -o jsonpath='{.status.phase}'" should contain "Running" within 30 seconds
+"#;
+
+/// A small ext4 file system on a loop device, unmounted and deleted when dropped.
+struct SmallDisk {
+    image: PathBuf,
+    mount: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    /// A file system of `gib` GiB, or why this machine cannot make one.
+    fn new(gib: u64) -> Result<SmallDisk, String> {
+        let run = |program: &str, args: &[&std::ffi::OsStr]| -> Result<(), String> {
+            let out = std::process::Command::new(program)
+                .args(args)
+                .output()
+                .map_err(|e| format!("{program}: {e}"))?;
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{program}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ))
+            }
+        };
+        let mount = tempfile::tempdir_in("/var/tmp").map_err(|e| e.to_string())?;
+        let image = mount.path().with_extension("img");
+        let file = std::fs::File::create(&image).map_err(|e| e.to_string())?;
+        file.set_len(gib << 30).map_err(|e| e.to_string())?;
+        let disk = SmallDisk { image, mount };
+        let (image, dir) = (disk.image.as_os_str(), disk.mount.path().as_os_str());
+        run(
+            "mkfs.ext4",
+            &["-q".as_ref(), "-m".as_ref(), "0".as_ref(), image],
+        )?;
+        run("mount", &["-o".as_ref(), "loop".as_ref(), image, dir])?;
+        Ok(disk)
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.mount.path())
+            .status();
+        let _ = std::fs::remove_file(&self.image);
+    }
+}
+
+#[test]
+fn a_cell_failing_on_a_full_disk_says_its_node_was_under_pressure() {
+    let disk = match SmallDisk::new(4) {
+        Ok(disk) => disk,
+        Err(why) => {
+            eprintln!("SKIPPED a full disk under a real node: no loop-mounted file system ({why})");
+            return;
+        }
+    };
+    let labs = tempfile::tempdir().expect("labs");
+    let lab = labs.path().join("full-disk.feature");
+    std::fs::write(&lab, FULL_DISK).expect("lab");
+    let reports = tempfile::tempdir().expect("reports");
+    // A directory of the small disk: its own mount point is the test's, not the run's.
+    let state = disk.mount.path().join("state");
+    std::fs::create_dir(&state).expect("state");
+    let child = start(&state, reports.path(), &lab);
+    let run = child.id();
+    let (code, output) = finish(child);
+    // The step's check failed, and the cell says why: a harness error, exit 2, not a lab's fail.
+    assert_eq!(code, Some(2), "{output}");
+    assert!(output.contains("1 passed, 1 failed"), "{output}");
+    assert!(
+        output.contains(
+            "harness error: full-disk [-]: cluster (local): node labcheck-node has DiskPressure"
+        ),
+        "{output}"
+    );
+    assert_nothing_left(&state, run);
 }
