@@ -283,10 +283,11 @@ impl SmallDisk {
         file.set_len(gib << 30).map_err(|e| e.to_string())?;
         let disk = SmallDisk { image, mount };
         let (image, dir) = (disk.image.as_os_str(), disk.mount.path().as_os_str());
-        run(
-            "mkfs.ext4",
-            &["-q".as_ref(), "-m".as_ref(), "0".as_ref(), image],
-        )?;
+        // Its inode tables and journal written now, not by the kernel in the background while
+        // other tests' cells fsync on the machine's disk.
+        let options = "lazy_itable_init=0,lazy_journal_init=0";
+        let args = ["-q", "-m", "0", "-E", options].map(std::ffi::OsStr::new);
+        run("mkfs.ext4", &[&args[..], &[image]].concat())?;
         run("mount", &["-o".as_ref(), "loop".as_ref(), image, dir])?;
         Ok(disk)
     }
