@@ -88,6 +88,7 @@ impl ClusterBackend for Kind {
         let what = format!("kind cluster {}", command.name);
         let version = wait_ready(&client, Duration::from_secs(120), &what).await?;
         wait_default_account(&client, &what).await?;
+        wait_cluster_dns(&client, &what).await?;
         learner_link(env, &command, &self.docker).await?;
         let kept = command.record();
         let registry = guard
@@ -143,18 +144,18 @@ async fn learner_link(
     })
 }
 
-/// Waits until the controllers have made the `default` namespace's ServiceAccount: until then a
-/// learner's first `kubectl run` is refused ("serviceaccount \"default\" not found").
-async fn wait_default_account(client: &kube::Client, what: &str) -> Result<(), ClusterError> {
-    use k8s_openapi::api::core::v1::ServiceAccount;
-    let accounts: kube::Api<ServiceAccount> = kube::Api::namespaced(client.clone(), "default");
-    let timeout = Duration::from_secs(60);
+/// Polls `probe` every 200 ms until it answers `Ok`; after `timeout`, `NotReady` with its last
+/// answer.
+async fn wait_until<F, Fut>(what: &str, timeout: Duration, mut probe: F) -> Result<(), ClusterError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<(), String>>,
+{
     let started = Instant::now();
     loop {
-        let last = match accounts.get_opt("default").await {
-            Ok(Some(_)) => return Ok(()),
-            Ok(None) => "no ServiceAccount default/default yet".to_owned(),
-            Err(e) => e.to_string(),
+        let last = match probe().await {
+            Ok(()) => return Ok(()),
+            Err(why) => why,
         };
         if started.elapsed() >= timeout {
             return Err(ClusterError::NotReady {
@@ -165,6 +166,48 @@ async fn wait_default_account(client: &kube::Client, what: &str) -> Result<(), C
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// Waits until the controllers have made the `default` namespace's ServiceAccount: until then a
+/// learner's first `kubectl run` is refused ("serviceaccount \"default\" not found").
+async fn wait_default_account(client: &kube::Client, what: &str) -> Result<(), ClusterError> {
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let accounts: kube::Api<ServiceAccount> = kube::Api::namespaced(client.clone(), "default");
+    let accounts = &accounts;
+    wait_until(what, Duration::from_secs(60), || async move {
+        match accounts.get_opt("default").await {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err("no ServiceAccount default/default yet".to_owned()),
+            Err(e) => Err(e.to_string()),
+        }
+    })
+    .await
+}
+
+/// Waits until the cluster's DNS serves: the `kube-dns` Service has a ready endpoint (kubeadm's
+/// CoreDNS). Until then a Pod's lookup of a Service's name is refused (`connection refused` from
+/// the Service's address), which a learner's first command may meet.
+async fn wait_cluster_dns(client: &kube::Client, what: &str) -> Result<(), ClusterError> {
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    let slices: kube::Api<EndpointSlice> = kube::Api::namespaced(client.clone(), "kube-system");
+    let slices = &slices;
+    let of_dns = kube::api::ListParams::default().labels("kubernetes.io/service-name=kube-dns");
+    let of_dns = &of_dns;
+    let what = format!("{what}: the cluster's DNS (kube-system/kube-dns)");
+    wait_until(&what, Duration::from_secs(120), || async move {
+        let listed = slices.list(of_dns).await.map_err(|e| e.to_string())?;
+        let ready = listed
+            .items
+            .iter()
+            .flat_map(|s| s.endpoints.iter().flatten())
+            .any(|e| e.conditions.as_ref().and_then(|c| c.ready) == Some(true));
+        if ready {
+            Ok(())
+        } else {
+            Err("no ready endpoint of the kube-dns Service yet".to_owned())
+        }
+    })
+    .await
 }
 
 /// The images a kind node runs beside its control plane, as the image table builds them.
