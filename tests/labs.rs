@@ -49,7 +49,7 @@ fn recap(passes: &[Pass]) {
             let why = c.error.clone().or_else(|| {
                 c.steps.iter().find_map(|s| {
                     s.outcome.failure().map(|(line, fault)| {
-                        format!("{}:{line}: {}", c.lab.path.display(), fault.headline())
+                        format!("{}:{line}: {}", c.lab.origin().display(), fault.headline())
                     })
                 })
             });

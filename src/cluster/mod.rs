@@ -160,12 +160,15 @@ impl Cluster {
     /// are the cell's own (a real node, kind): a failed cell on such a node failed for the
     /// machine's sake. `None` for an existing cluster, whose nodes are not labcheck's.
     pub async fn pressure(&self) -> Option<pressure::Pressure> {
-        match &self.inner {
-            Inner::Local { processes, .. } if processes.node.is_some() => {
-                pressure::of(&self.client).await
-            }
-            Inner::Kind { .. } => pressure::of(&self.client).await,
-            Inner::Local { .. } | Inner::Existing => None,
+        let own_nodes = match &self.inner {
+            Inner::Local { processes, .. } => processes.node.is_some(),
+            Inner::Kind { .. } => true,
+            Inner::Existing => false,
+        };
+        if own_nodes {
+            pressure::of(&self.client).await
+        } else {
+            None
         }
     }
 
