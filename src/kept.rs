@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::sandbox::{Sandbox, unix};
+use crate::sandbox::{Sandbox, start_time, unix};
 
 /// `cell.json`: how to find a kept cell's processes and environment.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -42,14 +42,6 @@ pub fn pid_namespace(pid: i32) -> Option<u64> {
     std::fs::metadata(format!("/proc/{pid}/ns/pid_for_children"))
         .ok()
         .map(|m| m.ino())
-}
-
-/// When process `pid` started (field 22 of `/proc/PID/stat`), if it runs.
-pub fn start_time(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
 }
 
 impl KeptCell {

@@ -58,8 +58,6 @@ pub fn pinned(root: &Path, key: &str) -> bool {
             let name = e.file_name().to_string_lossy().into_owned();
             name.strip_prefix(&prefix)
                 .and_then(|pid| pid.parse::<u32>().ok())
-                .is_some_and(|pid| {
-                    pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()
-                })
+                .is_some_and(|pid| pid == std::process::id() || crate::sandbox::runs(pid as i32))
         })
 }

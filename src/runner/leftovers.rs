@@ -36,7 +36,7 @@ pub(super) fn record_kept(cell: &Cell, cluster: Option<&Cluster>) {
     record.pid_namespace = crate::kept::pid_namespace(record.holder);
     record.started = std::iter::once(record.holder)
         .chain(record.cluster_pids.iter().map(|p| *p as i32))
-        .filter_map(|p| crate::kept::start_time(p).map(|t| (p, t)))
+        .filter_map(|p| crate::sandbox::start_time(p).map(|t| (p, t)))
         .collect();
     let _ = record.save();
 }

@@ -30,7 +30,7 @@ pub use exec::run_script;
 pub use learner::LearnerCommands;
 pub use network::{Network, NetworkCommands};
 pub use node::{Attachment, Node, NodeCommands};
-pub use procfs::{children_of, parent_of};
+pub use procfs::{children_of, parent_of, runs, start_time};
 pub use read::READ_LIMIT;
 use read::read_regular;
 pub use running::{hide_in_running_cells, left_by_a_gone_run};

@@ -63,5 +63,5 @@ pub fn left_by_a_gone_run(name: &str) -> bool {
     let Some(pid) = name.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
         return false;
     };
-    pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+    pid != std::process::id() && !super::runs(pid as i32)
 }

@@ -3,13 +3,14 @@
 //! process or mount behind.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use predicates::prelude::*;
 
 const LAB: &str = "features/istio/mesh-install.feature";
 
 pub(crate) use crate::support::labcheck;
-use crate::support::mounts_mentioning;
+use crate::support::{mounts_mentioning, runs, still_running};
 
 fn kept_cell(state: &Path) -> (String, serde_json::Value) {
     let cells: Vec<PathBuf> = std::fs::read_dir(state.join("cells"))
@@ -73,20 +74,15 @@ fn keep_grade_undo_one_step_and_tear_down() {
         .stdout(predicate::str::contains("8 ステップ中 7 ステップ合格"));
 
     let dir = record["dir"].as_str().expect("dir").to_owned();
-    let pids: Vec<i64> = std::iter::once(record["holder"].as_i64().expect("holder"))
-        .chain(
-            record["cluster_pids"]
-                .as_array()
-                .expect("pids")
-                .iter()
-                .filter_map(|p| p.as_i64()),
-        )
+    let pids: Vec<u32> = std::iter::once(&record["holder"])
+        .chain(record["cluster_pids"].as_array().expect("pids"))
+        .filter_map(|p| p.as_u64()?.try_into().ok())
         .collect();
     assert!(
-        pids.iter()
-            .all(|p| Path::new(&format!("/proc/{p}")).exists()),
-        "the kept cell runs"
+        pids.len() > 1,
+        "a holder and the cluster's processes: {record}"
     );
+    assert!(pids.iter().all(|p| runs(*p)), "the kept cell runs");
     assert!(
         mounts_mentioning(&dir) > 0,
         "the kept cell's overlays are mounted in its namespace"
@@ -96,10 +92,8 @@ fn keep_grade_undo_one_step_and_tear_down() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains(&name));
-    let alive: Vec<&i64> = pids
-        .iter()
-        .filter(|p| Path::new(&format!("/proc/{p}")).exists())
-        .collect();
+    // `down` waits for them: what runs a moment after it returned survived it.
+    let alive = still_running(&pids, Duration::from_secs(1));
     assert!(
         alive.is_empty(),
         "processes of the cell survived `down`: {alive:?}"

@@ -204,28 +204,11 @@ fn sigterm_ends_a_mesh_cell_with_proxies_running() {
     let (code, output) = finish(child);
     assert_eq!(code, Some(143), "{output}");
     assert_nothing_left(state.path(), run);
-    // A killed process is gone once it is no zombie waiting for the machine's init.
-    let alive = || -> Vec<(u32, String)> {
-        running
-            .iter()
-            .filter(|(pid, _)| {
-                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-                let state = stat
-                    .rsplit_once(')')
-                    .and_then(|(_, r)| r.split_whitespace().next());
-                state.is_some_and(|s| s != "Z" && s != "X")
-            })
-            .cloned()
-            .collect()
-    };
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !alive().is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let pids: Vec<u32> = running.iter().map(|(pid, _)| *pid).collect();
+    let alive = crate::support::still_running(&pids, Duration::from_secs(5));
     assert!(
-        alive().is_empty(),
-        "proxies, apps or execs outlived the run: {:?}",
-        alive()
+        alive.is_empty(),
+        "proxies, apps or execs outlived the run: {alive:?} of {running:?}"
     );
 }
 

@@ -162,10 +162,7 @@ fn sigterm_ends_a_real_node_with_its_containers_and_leaves_nothing() {
     let (code, output) = finish(child);
     assert_eq!(code, Some(143), "{output}");
     assert_nothing_left(state.path(), run);
-    let alive: Vec<&u32> = running
-        .iter()
-        .filter(|pid| Path::new(&format!("/proc/{pid}")).exists())
-        .collect();
+    let alive = crate::support::still_running(&running, Duration::from_secs(5));
     assert!(alive.is_empty(), "containers outlived the run: {alive:?}");
 }
 

@@ -125,6 +125,29 @@ pub fn processes() -> Vec<Proc> {
         .collect()
 }
 
+/// Whether process `pid` runs: it exists and is no zombie. A killed process whose parent went
+/// first waits as a zombie for the machine's init, or for a subreaper that may collect it only
+/// when it ends; it holds nothing but its pid.
+pub fn runs(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The state is the first field after the command name, which may hold spaces.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .is_some_and(|state| state != "Z" && state != "X")
+}
+
+/// The processes of `pids` that still run after at most `wait`.
+pub fn still_running(pids: &[u32], wait: Duration) -> Vec<u32> {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        let left: Vec<u32> = pids.iter().copied().filter(|p| runs(*p)).collect();
+        if left.is_empty() || std::time::Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// The command lines of the processes that contain `needle`.
 pub fn processes_with(needle: &str) -> Vec<String> {
     processes()
