@@ -16,6 +16,7 @@ pub mod kubeconfig;
 pub mod local;
 pub mod mesh;
 pub mod node;
+pub mod poll;
 pub mod pool;
 pub mod pressure;
 pub(crate) mod processes;
@@ -476,33 +477,30 @@ pub async fn wait_ready(
 
 async fn poll_ready(client: &kube::Client, timeout: Duration) -> Result<String, String> {
     use k8s_openapi::api::core::v1::Namespace;
-    let started = Instant::now();
-    let mut last = String::from("no answer");
-    while started.elapsed() < timeout {
+    let namespaces: kube::Api<Namespace> = kube::Api::all(client.clone());
+    let namespaces = &namespaces;
+    poll::until(timeout, Duration::from_millis(20), || async move {
         let readyz = http::Request::get("/readyz")
             .body(Vec::new())
             .map_err(|e| e.to_string())?;
-        match client.request_text(readyz).await {
-            Ok(body) if body.trim() == "ok" => {
-                let namespaces: kube::Api<Namespace> = kube::Api::all(client.clone());
-                match namespaces.list(&Default::default()).await {
-                    Ok(_) => {
-                        let version = client
-                            .apiserver_version()
-                            .await
-                            .map(|v| v.git_version)
-                            .unwrap_or_default();
-                        return Ok(version);
-                    }
-                    Err(e) => last = e.to_string(),
-                }
-            }
-            Ok(body) => last = body.lines().last().unwrap_or_default().to_owned(),
-            Err(e) => last = e.to_string(),
+        let body = client
+            .request_text(readyz)
+            .await
+            .map_err(|e| e.to_string())?;
+        if body.trim() != "ok" {
+            return Err(body.lines().last().unwrap_or_default().to_owned());
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    Err(last)
+        namespaces
+            .list(&Default::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(client
+            .apiserver_version()
+            .await
+            .map(|v| v.git_version)
+            .unwrap_or_default())
+    })
+    .await
 }
 
 /// The kubeconfig reduced to one context with its credentials inlined (what the learner gets).

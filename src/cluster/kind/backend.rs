@@ -3,7 +3,7 @@
 //! deletes it with the cell.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::cluster::{
     CellEnv, Cluster, ClusterBackend, ClusterError, Inner, client_for, kind, mesh, wait_ready,
@@ -144,28 +144,20 @@ async fn learner_link(
     })
 }
 
-/// Polls `probe` every 200 ms until it answers `Ok`; after `timeout`, `NotReady` with its last
+/// Asks `probe` every 200 ms until it answers `Ok`; after `timeout`, `NotReady` with its last
 /// answer.
-async fn wait_until<F, Fut>(what: &str, timeout: Duration, mut probe: F) -> Result<(), ClusterError>
+async fn wait_until<F, Fut>(what: &str, timeout: Duration, probe: F) -> Result<(), ClusterError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<(), String>>,
 {
-    let started = Instant::now();
-    loop {
-        let last = match probe().await {
-            Ok(()) => return Ok(()),
-            Err(why) => why,
-        };
-        if started.elapsed() >= timeout {
-            return Err(ClusterError::NotReady {
-                what: what.to_owned(),
-                waited: timeout.as_secs(),
-                detail: last,
-            });
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    crate::cluster::poll::until(timeout, Duration::from_millis(200), probe)
+        .await
+        .map_err(|detail| ClusterError::NotReady {
+            what: what.to_owned(),
+            waited: timeout.as_secs(),
+            detail,
+        })
 }
 
 /// Waits until the controllers have made the `default` namespace's ServiceAccount: until then a

@@ -7,7 +7,7 @@
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -354,20 +354,19 @@ impl Beside {
 
 /// Waits until the registry at `address` answers `/v2/`.
 async fn wait_registry(address: SocketAddr) -> Result<(), ClusterError> {
-    let started = Instant::now();
-    let mut last = String::from("no answer");
-    while started.elapsed() < REGISTRY_READY {
-        match ask(address).await {
-            Ok(status) if status.contains(" 200 ") => return Ok(()),
-            Ok(status) => last = status,
-            Err(e) => last = e.to_string(),
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    Err(ClusterError::NotReady {
+    let answered =
+        crate::cluster::poll::until(REGISTRY_READY, Duration::from_millis(100), || async {
+            match ask(address).await {
+                Ok(status) if status.contains(" 200 ") => Ok(()),
+                Ok(status) => Err(status),
+                Err(e) => Err(e.to_string()),
+            }
+        })
+        .await;
+    answered.map_err(|detail| ClusterError::NotReady {
         what: format!("the cell's registry at {address}"),
         waited: REGISTRY_READY.as_secs(),
-        detail: last,
+        detail,
     })
 }
 

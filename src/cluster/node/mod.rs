@@ -22,13 +22,13 @@ pub use network::{INTERFACE, NODE_IP, network};
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Node as NodeObject;
 use kube::Api;
 
 use super::processes::Processes;
-use super::{ClusterError, certs, kubeconfig};
+use super::{ClusterError, certs, kubeconfig, poll};
 use crate::sandbox::{LearnerCommands, Network, NetworkCommands, Node, NodeCommands, unix};
 use paths::Paths;
 
@@ -368,17 +368,15 @@ async fn wait_runtime(
     net: &Network,
     log: &Path,
 ) -> Result<(), ClusterError> {
-    let started = Instant::now();
-    let mut last = String::new();
-    while started.elapsed() < RUNTIME_READY {
+    let answered = poll::until(RUNTIME_READY, Duration::from_millis(50), || async {
         match ctr(commands, net).arg("version").output().await {
-            Ok(out) if out.status.success() => return Ok(()),
-            Ok(out) => last = String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-            Err(e) => last = e.to_string(),
+            Ok(out) if out.status.success() => Ok(()),
+            Ok(out) => Err(String::from_utf8_lossy(&out.stderr).trim().to_owned()),
+            Err(e) => Err(e.to_string()),
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Err(not_ready("containerd".into(), RUNTIME_READY, last, log))
+    })
+    .await;
+    answered.map_err(|last| not_ready("containerd".into(), RUNTIME_READY, last, log))
 }
 
 /// `what` was not ready after `waited`: the last thing seen, and the end of the log that says
@@ -400,37 +398,34 @@ async fn wait_ready(
     before: &restore::Before,
 ) -> Result<(), String> {
     let nodes: Api<NodeObject> = Api::all(client.clone());
-    let started = Instant::now();
-    let mut last = String::from("not registered");
-    while started.elapsed() < timeout {
-        match nodes.get_opt(name).await {
-            Ok(Some(node)) if !before.reported(&node) => last = "not reported in yet".into(),
-            Ok(Some(node)) => {
-                let ready = node
-                    .status
-                    .and_then(|s| s.conditions)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .find(|c| c.type_ == "Ready");
-                match ready {
-                    Some(c) if c.status == "True" => return Ok(()),
-                    Some(c) => {
-                        last = format!(
-                            "Ready={} ({}: {})",
-                            c.status,
-                            c.reason.unwrap_or_default(),
-                            c.message.unwrap_or_default()
-                        )
-                    }
-                    None => last = "no Ready condition".into(),
-                }
-            }
-            Ok(None) => {}
-            Err(e) => last = e.to_string(),
+    let nodes = &nodes;
+    poll::until(timeout, Duration::from_millis(100), || async move {
+        let node = nodes
+            .get_opt(name)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or("not registered")?;
+        if !before.reported(&node) {
+            return Err("not reported in yet".into());
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    Err(last)
+        let ready = node
+            .status
+            .and_then(|s| s.conditions)
+            .unwrap_or_default()
+            .into_iter()
+            .find(|c| c.type_ == "Ready")
+            .ok_or("no Ready condition")?;
+        if ready.status == "True" {
+            return Ok(());
+        }
+        Err(format!(
+            "Ready={} ({}: {})",
+            ready.status,
+            ready.reason.unwrap_or_default(),
+            ready.message.unwrap_or_default()
+        ))
+    })
+    .await
 }
 
 impl RealNode {
