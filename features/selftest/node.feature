@@ -1,13 +1,24 @@
 @kubernetes @node
 Feature: Self-test: a real node runs what a Kubernetes course does
-  The first commands of most Kubernetes courses, unchanged: a Deployment of nginx that becomes
-  ready, its log, a command in its container and its exit code, a Service reached by name from
-  another Pod and by its ClusterIP from the learner's shell, and a NodePort at the node's
-  address. The mistakes expose the Deployment on a port nothing listens on, and name the Service
-  wrongly.
+  The first commands of most Kubernetes courses, unchanged: the cell's first Pod looks up a
+  Service's name, a Deployment of nginx becomes ready, its log, a command in its container and
+  its exit code, a Service reached by name from another Pod and by its ClusterIP from the
+  learner's shell, and a NodePort at the node's address. The mistakes expose the Deployment on a
+  port nothing listens on, and name the Service wrongly.
 
   Background:
     Given the lab directory "/root/labcheck-node"
+
+  Scenario: The cell's first Pod resolves a Service's name
+    When the learner runs:
+      """
+      kubectl run lookup --image=busybox:1.36 --restart=Never -- nslookup -type=a kubernetes.default.svc.cluster.local
+      kubectl wait --for=jsonpath='{.status.phase}'=Succeeded pod/lookup --timeout=60s
+      kubectl logs lookup > /root/labcheck-node/lookup.txt
+      """
+    Then the last command should succeed
+    And the file "/root/labcheck-node/lookup.txt" should match "^Name:\s+kubernetes\.default\.svc\.cluster\.local$"
+    And the file "/root/labcheck-node/lookup.txt" should match "^Address:\s+10\.0\.0\.1$"
 
   Scenario: A Deployment of nginx becomes ready and serves
     When the learner runs:

@@ -176,28 +176,11 @@ async fn wait_default_account(client: &kube::Client, what: &str) -> Result<(), C
     .await
 }
 
-/// Waits until the cluster's DNS serves: the `kube-dns` Service has a ready endpoint (kubeadm's
-/// CoreDNS). Until then a Pod's lookup of a Service's name is refused (`connection refused` from
-/// the Service's address), which a learner's first command may meet.
+/// Waits until the cluster's DNS (kubeadm's CoreDNS) serves.
 async fn wait_cluster_dns(client: &kube::Client, what: &str) -> Result<(), ClusterError> {
-    use k8s_openapi::api::discovery::v1::EndpointSlice;
-    let slices: kube::Api<EndpointSlice> = kube::Api::namespaced(client.clone(), "kube-system");
-    let slices = &slices;
-    let of_dns = kube::api::ListParams::default().labels("kubernetes.io/service-name=kube-dns");
-    let of_dns = &of_dns;
     let what = format!("{what}: the cluster's DNS (kube-system/kube-dns)");
-    wait_until(&what, Duration::from_secs(120), || async move {
-        let listed = slices.list(of_dns).await.map_err(|e| e.to_string())?;
-        let ready = listed
-            .items
-            .iter()
-            .flat_map(|s| s.endpoints.iter().flatten())
-            .any(|e| e.conditions.as_ref().and_then(|c| c.ready) == Some(true));
-        if ready {
-            Ok(())
-        } else {
-            Err("no ready endpoint of the kube-dns Service yet".to_owned())
-        }
+    wait_until(&what, Duration::from_secs(120), || {
+        crate::cluster::node::coredns::serves(client)
     })
     .await
 }

@@ -1,5 +1,6 @@
 //! CoreDNS as a cluster has it: a Deployment of its image in `kube-system` behind the `kube-dns`
-//! Service at the cluster's DNS address, with the RBAC its `kubernetes` plugin needs.
+//! Service at the cluster's DNS address, with the RBAC its `kubernetes` plugin needs; and whether
+//! a cluster's DNS serves (a real node's or kind's).
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Service, ServiceAccount};
@@ -133,6 +134,26 @@ pub async fn install(client: &kube::Client) -> Result<(), ClusterError> {
         service,
     )
     .await
+}
+
+/// Whether the cluster's DNS serves: the `kube-dns` Service of `kube-system` has a ready
+/// endpoint. Until then a Pod's lookup of a Service's name is refused (`connection refused` from
+/// the Service's address), which a learner's first command may meet.
+pub async fn serves(client: &kube::Client) -> Result<(), String> {
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), "kube-system");
+    let of_dns = kube::api::ListParams::default().labels("kubernetes.io/service-name=kube-dns");
+    let listed = slices.list(&of_dns).await.map_err(|e| e.to_string())?;
+    let ready = listed
+        .items
+        .iter()
+        .flat_map(|s| s.endpoints.iter().flatten())
+        .any(|e| e.conditions.as_ref().and_then(|c| c.ready) == Some(true));
+    if ready {
+        Ok(())
+    } else {
+        Err("no ready endpoint of the kube-dns Service yet".to_owned())
+    }
 }
 
 async fn post<K>(api: Api<K>, yaml: &str) -> Result<(), ClusterError>

@@ -11,7 +11,7 @@
 //! process of the cell).
 
 mod config;
-mod coredns;
+pub mod coredns;
 pub(crate) mod network;
 mod paths;
 pub mod policy;
@@ -317,7 +317,15 @@ async fn kubelet(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError>
             &s.dir.join("kubelet.log"),
         ));
     }
-    Ok(())
+    // A cell starts once its DNS serves (a restored one's CoreDNS is among the Pods above).
+    let dns = poll::until(PODS_READY, Duration::from_millis(100), || {
+        coredns::serves(s.client)
+    })
+    .await;
+    dns.map_err(|detail| {
+        let what = "the cluster's DNS (kube-system/kube-dns)".to_owned();
+        not_ready(what, PODS_READY, detail, &s.dir.join("kubelet.log"))
+    })
 }
 
 /// A program of the node, with the node's capabilities and its PATH (containerd finds its shim

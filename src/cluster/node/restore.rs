@@ -6,7 +6,7 @@
 //! Ready again in new containers — as ready as the cell the checkpoint was taken from.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::Api;
@@ -147,28 +147,27 @@ impl Before {
     /// Waits until every Pod that was Ready is Ready again in containers the new kubelet
     /// started, or is gone; the Pods still waiting when `timeout` passes.
     pub async fn wait_pods(&self, client: &kube::Client, timeout: Duration) -> Result<(), String> {
-        let started = Instant::now();
-        let mut waiting: Vec<String> = Vec::new();
-        while started.elapsed() < timeout {
-            waiting = match on_node(client, &self.node).await {
-                Ok(pods) => self
-                    .ready
-                    .iter()
-                    .filter_map(|(uid, name)| {
-                        let now = pods.iter().find(|p| p.metadata.uid.as_ref() == Some(uid))?;
-                        let waiting = !is_ready(now)
-                            || container_ids(now).any(|id| self.containers.contains(&id));
-                        waiting.then(|| format!("{name} ({})", unready(now)))
-                    })
-                    .collect(),
-                Err(e) => vec![format!("the Pods cannot be listed ({e})")],
-            };
+        crate::cluster::poll::until(timeout, Duration::from_millis(200), || async {
+            let pods = on_node(client, &self.node)
+                .await
+                .map_err(|e| format!("the Pods cannot be listed ({e})"))?;
+            let waiting: Vec<String> = self
+                .ready
+                .iter()
+                .filter_map(|(uid, name)| {
+                    let now = pods.iter().find(|p| p.metadata.uid.as_ref() == Some(uid))?;
+                    let waiting = !is_ready(now)
+                        || container_ids(now).any(|id| self.containers.contains(&id));
+                    waiting.then(|| format!("{name} ({})", unready(now)))
+                })
+                .collect();
             if waiting.is_empty() {
-                return Ok(());
+                Ok(())
+            } else {
+                Err(format!("not Ready again: {}", waiting.join(", ")))
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        Err(format!("not Ready again: {}", waiting.join(", ")))
+        })
+        .await
     }
 }
 
