@@ -317,7 +317,11 @@ async fn kubelet(s: &Start<'_>, node: &mut RealNode) -> Result<(), ClusterError>
             &s.dir.join("kubelet.log"),
         ));
     }
-    // A cell starts once its DNS serves (a restored one's CoreDNS is among the Pods above).
+    // A fresh cell starts once its DNS serves. A restored one's CoreDNS is among the Pods above
+    // when it was Ready in the checkpoint; a lab may have removed or stopped it since.
+    if before.restores() {
+        return Ok(());
+    }
     let dns = poll::until(PODS_READY, Duration::from_millis(100), || {
         coredns::serves(s.client)
     })

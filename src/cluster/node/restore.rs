@@ -139,6 +139,11 @@ pub async fn before(client: &kube::Client, node: &str) -> Before {
 }
 
 impl Before {
+    /// Whether etcd's copy held the node: the cell starts from a checkpoint.
+    pub fn restores(&self) -> bool {
+        self.heartbeat.is_some()
+    }
+
     /// Whether `node` has reported in since: its heartbeat is not etcd's copy's.
     pub fn reported(&self, node: &Node) -> bool {
         self.heartbeat.is_none() || heartbeat(node) != self.heartbeat
