@@ -63,8 +63,9 @@ fn sigterm_exits_143_and_removes_the_cells() {
     assert_eq!(wait(&mut child), Some(143));
     assert!(cells(state.path()).is_empty(), "{:?}", cells(state.path()));
     // No process of the cell is left: none is in its control group (named after the cell). The
-    // cell's init and a killed command end at once; their exit statuses may wait a moment for the
-    // machine's init to collect them (they were reparented to it), so this waits up to 5 s.
+    // cell's init and a killed command end at once, as zombies the machine's init (or a
+    // subreaper) collects when it will, which `processes` does not count; this waits up to 5 s
+    // for them to end.
     let group = format!("labcheck/sleeper-{run}");
     let in_cell = || -> Vec<String> {
         processes()

@@ -113,14 +113,15 @@ impl Proc {
     }
 }
 
-/// Every process of the machine.
+/// Every process of the machine that runs: a zombie, which waits only to be collected, is none
+/// (see [`runs`]), though `/proc` still shows its control group.
 pub fn processes() -> Vec<Proc> {
     std::fs::read_dir("/proc")
         .expect("/proc")
         .flatten()
         .filter_map(|e| {
             let pid = e.file_name().to_str()?.parse().ok()?;
-            Some(Proc { pid, dir: e.path() })
+            runs(pid).then(|| Proc { pid, dir: e.path() })
         })
         .collect()
 }
