@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{ClusterError, certs, kubeconfig};
 use crate::sandbox::{Network, Sandbox, unix};
@@ -279,22 +279,21 @@ pub(super) async fn wait_http(
     expect: &str,
     timeout: Duration,
 ) -> Result<(), String> {
-    let started = Instant::now();
-    let mut last = String::from("no answer");
-    while started.elapsed() < timeout {
-        let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-        let answer = network
-            .exchange(addr, request.into_bytes(), Duration::from_secs(2))
+    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    let request = &request;
+    super::poll::until(timeout, Duration::from_millis(10), || async move {
+        let raw = network
+            .exchange(addr, request.clone().into_bytes(), Duration::from_secs(2))
             .await
-            .map(|raw| String::from_utf8_lossy(&raw).into_owned());
-        match answer {
-            Ok(body) if body.contains(expect) => return Ok(()),
-            Ok(body) => last = body.lines().last().unwrap_or_default().to_owned(),
-            Err(e) => last = e.to_string(),
+            .map_err(|e| e.to_string())?;
+        let body = String::from_utf8_lossy(&raw);
+        if body.contains(expect) {
+            Ok(())
+        } else {
+            Err(body.lines().last().unwrap_or_default().to_owned())
         }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    Err(last)
+    })
+    .await
 }
 
 /// How long to wait for the API server.
